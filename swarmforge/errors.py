@@ -1,0 +1,46 @@
+"""The one exception root of swarmforge and its small, fixed table of exit codes."""
+
+from __future__ import annotations
+
+# Exit codes shared by every command (and by SwarmForge's helper scripts).
+EXIT_OK = 0
+EXIT_FAILURE = 1  # cannot run: usage, environment, missing project, corrupt state
+EXIT_REFUSED = 2  # refused: invalid draft, ambiguous or contradictory mailbox state
+
+
+class SwarmforgeError(Exception):
+    """Root of every error swarmforge raises on purpose; the CLI catches only this."""
+
+    exit_code = EXIT_FAILURE
+
+    def __init__(self, message: str, *, details: tuple[str, ...] = (), hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        self.hint = hint
+
+    def lines(self) -> list[str]:
+        """The error as the lines printed on stderr."""
+        out = [self.message, *self.details]
+        if self.hint:
+            out.append(self.hint)
+        return out
+
+
+class Refused(SwarmforgeError):
+    """A protocol refusal: the state or the input is not one the helpers act on."""
+
+    exit_code = EXIT_REFUSED
+
+
+class CorruptFile(SwarmforgeError):
+    """A file that crosses a durability boundary failed validation when read."""
+
+    def __init__(self, path: str, line: int | None, problem: str, *, refused: bool = False) -> None:
+        where = f"{path}, line {line}" if line is not None else path
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
+        self.problem = problem
+        if refused:
+            self.exit_code = EXIT_REFUSED

@@ -1,0 +1,1 @@
+"""The handoff layer: the mailbox protocol, pure files and the standard library only."""

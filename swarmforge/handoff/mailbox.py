@@ -1,0 +1,157 @@
+"""A role's mailbox directories, and every transition that moves a handoff file.
+
+Where a file lies is its state. Nothing outside this module moves handoff files.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from swarmforge import fsutil
+from swarmforge.handoff import message
+
+HANDOFFS = os.path.join(".swarmforge", "handoffs")
+SUFFIX = ".handoff"
+BATCH_PREFIX = "batch_"
+
+
+class Box:
+    """The mailbox directories, relative to the mailbox root.
+
+    A constants class rather than enum.Enum: importing enum costs the helpers
+    milliseconds they do not have.
+    """
+
+    OUTBOX_TMP = os.path.join("outbox", "tmp")
+    OUTBOX = "outbox"
+    SENT = "sent"
+    FAILED = "failed"
+    NEW = os.path.join("inbox", "new")
+    IN_PROCESS = os.path.join("inbox", "in_process")
+    COMPLETED = os.path.join("inbox", "completed")
+
+
+def utc_stamp(now: float | None = None) -> str:
+    """An ISO-8601 UTC instant for headers (2026-06-15T14:05:31Z)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+
+
+def compact_stamp(now: float | None = None) -> str:
+    """The UTC timestamp used in file names and ids (20260615T140531Z)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+class Mailbox:
+    """The mailbox of the worktree at `worktree` (`<worktree>/.swarmforge/handoffs`)."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, worktree: str) -> None:
+        self.root = os.path.join(os.path.abspath(worktree), HANDOFFS)
+
+    def path(self, box: str, name: str = "") -> str:
+        """The path of `name` in `box` (or of the box itself)."""
+        return os.path.join(self.root, box, name) if name else os.path.join(self.root, box)
+
+    def ensure(self, *boxes: str) -> None:
+        """Create the given boxes if missing."""
+        for box in boxes:
+            os.makedirs(self.path(box), exist_ok=True)
+
+    def items(self, box: str) -> list[str]:
+        """Absolute paths of the queue items in `box`, in file-name order."""
+        return items_in(self.path(box))
+
+    def batches(self) -> list[str]:
+        """Absolute paths of the batch directories in process, in name order."""
+        directory = self.path(Box.IN_PROCESS)
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            return []
+        return sorted(
+            e.path
+            for e in entries
+            if e.name.startswith(BATCH_PREFIX) and e.is_dir(follow_symlinks=False)
+        )
+
+    # -- transitions ---------------------------------------------------------------------------
+
+    def install(self, name: str, handoff: message.Handoff) -> str:
+        """Gate: write `name` under outbox/tmp/ and rename it into outbox/; its final path."""
+        self.ensure(Box.OUTBOX_TMP, Box.SENT, Box.FAILED)
+        tmp = self.path(Box.OUTBOX_TMP, name + ".tmp")
+        final = self.path(Box.OUTBOX, name)
+        try:
+            fsutil.write_new(tmp, handoff.render())
+            fsutil.move_noreplace(tmp, final)
+        except BaseException:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            raise
+        fsutil.fsync_dir(self.path(Box.OUTBOX))
+        return final
+
+
+def items_in(directory: str) -> list[str]:
+    """Absolute paths of the regular `.handoff` files in `directory`, in name order."""
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        e.path
+        for e in entries
+        if e.name.endswith(SUFFIX)
+        and not e.name.startswith(".")
+        and e.is_file(follow_symlinks=False)
+    )
+
+
+def accept(src: str, dst: str) -> message.Handoff:
+    """Take queued `src` by renaming it to `dst`, then stamp `dequeued_at`.
+
+    The file is parsed first, so a corrupt one stays where it is. Raises
+    FileNotFoundError if another process took it first: claiming is the rename.
+    """
+    handoff = message.read(src)
+    fsutil.move_noreplace(src, dst)
+    return _restamp(dst, handoff, "dequeued_at")
+
+
+def resume(path: str) -> message.Handoff:
+    """The handoff in process at `path`, stamped `dequeued_at` if a crash left it unstamped."""
+    handoff = message.read(path)
+    if handoff.get("dequeued_at") is not None:
+        return handoff
+    return _restamp(path, handoff, "dequeued_at")
+
+
+def complete(src: str, dst: str) -> None:
+    """Stamp `completed_at` on the task at `src` and move it to `dst`."""
+    _restamp(src, message.read(src), "completed_at")
+    move(src, dst)
+
+
+def complete_batch(src: str, dst: str, items: list[str]) -> None:
+    """Stamp `completed_at` on every item of batch directory `src`, then move it to `dst`."""
+    now = utc_stamp()
+    for item in items:
+        _restamp(item, message.read(item), "completed_at", now)
+    move(src, dst)
+
+
+def _restamp(
+    path: str, handoff: message.Handoff, field: str, value: str | None = None
+) -> message.Handoff:
+    # Published files are never edited in place: a new file is renamed over the old.
+    updated = handoff.with_header(field, value or utc_stamp())
+    fsutil.atomic_write(path, updated.render())
+    return updated
+
+
+def move(src: str, dst: str) -> None:
+    """Move a file or batch directory to `dst`, never over an existing one."""
+    fsutil.move_noreplace(src, dst)
+    fsutil.fsync_dir(os.path.dirname(dst))

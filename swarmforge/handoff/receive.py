@@ -1,0 +1,172 @@
+"""The receive helpers: accept the next task or batch, complete the current one.
+
+Every refusal, message and exit code follows PROTOCOL.md ("Receiving"). The
+helpers never guess: a state they cannot read one way is refused, not repaired.
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge import project
+from swarmforge.errors import Refused, SwarmforgeError
+from swarmforge.handoff import mailbox as mb
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.printout import Batch, Task
+
+CLAIM_ATTEMPTS = 5  # another claimer of the same mailbox can win a race; look again
+
+
+def _listing(paths: list[str]) -> tuple[str, ...]:
+    return tuple(f"- {p}" for p in paths)
+
+
+def _resume(path: str) -> Task:
+    return Task(path, mb.resume(path))
+
+
+def ready_task(box: Mailbox) -> Task | None:
+    """Accept the next task (or resume the current one); None when the queue is empty."""
+    box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+    for _ in range(CLAIM_ATTEMPTS):
+        batches = box.batches()
+        if batches:
+            raise Refused(
+                "TASK_IN_PROCESS_IS_BATCH: use ready_for_next.sh or done_with_current.sh.",
+                details=_listing(batches),
+            )
+        current = box.items(Box.IN_PROCESS)
+        if len(current) > 1:
+            raise Refused(
+                "AMBIGUOUS_TASK_STATE: multiple tasks are already in process.",
+                details=_listing(current),
+            )
+        if current:
+            return _resume(current[0])
+        queued = box.items(Box.NEW)
+        if not queued:
+            return None
+        task = _claim(queued[0], box.path(Box.IN_PROCESS))
+        if task is not None:
+            return task
+    raise SwarmforgeError("Could not take a task: other processes keep taking them first.")
+
+
+def _claim(src: str, directory: str) -> Task | None:
+    """Move queued `src` into `directory` and stamp dequeued_at; None if another took it."""
+    dst = os.path.join(directory, os.path.basename(src))
+    if os.path.lexists(dst):
+        raise Refused(f"AMBIGUOUS_TASK_STATE: target in-process file already exists: {dst}")
+    try:
+        return Task(dst, mb.accept(src, dst))
+    except FileNotFoundError:
+        return None
+
+
+def _batch_items(directory: str) -> list[str]:
+    items = mb.items_in(directory)
+    if not items:
+        raise Refused(f"AMBIGUOUS_TASK_STATE: batch contains no tasks: {directory}")
+    return items
+
+
+def _new_batch_dir(box: Mailbox) -> str:
+    stamp = mb.compact_stamp()
+    n = 1
+    while True:
+        path = box.path(Box.IN_PROCESS, f"{mb.BATCH_PREFIX}{stamp}_{n:06d}")
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            n += 1
+
+
+def ready_batch(box: Mailbox) -> Batch | None:
+    """Accept every queued item of the top priority as one batch (or resume the current one)."""
+    box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+    for _ in range(CLAIM_ATTEMPTS):
+        singles = box.items(Box.IN_PROCESS)
+        if singles:
+            raise Refused(
+                "TASK_IN_PROCESS_IS_SINGLE: use ready_for_next.sh or done_with_current.sh.",
+                details=_listing(singles),
+            )
+        batches = box.batches()
+        if len(batches) > 1:
+            raise Refused(
+                "AMBIGUOUS_TASK_STATE: multiple batches are already in process.",
+                details=_listing(batches),
+            )
+        if batches:
+            return Batch(batches[0], [_resume(p) for p in _batch_items(batches[0])])
+        queued = [(p, message.read(p)) for p in box.items(Box.NEW)]
+        if not queued:
+            return None
+        top = queued[0][1].get("priority") or "50"
+        chosen = [p for p, h in queued if (h.get("priority") or "50") == top]
+        directory = _new_batch_dir(box)
+        taken = [t for t in (_claim(p, directory) for p in chosen) if t is not None]
+        if taken:
+            return Batch(directory, taken)
+        os.rmdir(directory)  # every item went to a faster claimer
+    raise SwarmforgeError("Could not take a batch: other processes keep taking items first.")
+
+
+def done_task(box: Mailbox) -> list[str]:
+    """Complete the task in process; the path it was completed to."""
+    box.ensure(Box.IN_PROCESS, Box.COMPLETED)
+    batches = box.batches()
+    if batches:
+        raise Refused("CURRENT_WORK_IS_BATCH: use done_with_current.sh.", details=_listing(batches))
+    current = box.items(Box.IN_PROCESS)
+    if not current:
+        raise SwarmforgeError("NO_CURRENT_TASK")
+    if len(current) > 1:
+        raise Refused(
+            "AMBIGUOUS_TASK_STATE: multiple tasks are in process.", details=_listing(current)
+        )
+    src = current[0]
+    dst = box.path(Box.COMPLETED, os.path.basename(src))
+    if os.path.lexists(dst):
+        raise Refused(f"AMBIGUOUS_TASK_STATE: completed file already exists: {dst}")
+    mb.complete(src, dst)
+    return [dst]
+
+
+def done_batch(box: Mailbox) -> tuple[list[str], str]:
+    """Complete the batch in process; its items' new paths and the batch's new directory."""
+    box.ensure(Box.IN_PROCESS, Box.COMPLETED)
+    singles = box.items(Box.IN_PROCESS)
+    if singles:
+        raise Refused(
+            "CURRENT_WORK_IS_SINGLE_TASK: use done_with_current.sh.", details=_listing(singles)
+        )
+    batches = box.batches()
+    if not batches:
+        raise SwarmforgeError("NO_CURRENT_BATCH")
+    if len(batches) > 1:
+        raise Refused(
+            "AMBIGUOUS_TASK_STATE: multiple batches are in process.", details=_listing(batches)
+        )
+    src = batches[0]
+    items = _batch_items(src)
+    dst = box.path(Box.COMPLETED, os.path.basename(src))
+    if os.path.lexists(dst):
+        raise Refused(f"AMBIGUOUS_TASK_STATE: completed batch already exists: {dst}")
+    mb.complete_batch(src, dst, items)
+    return [os.path.join(dst, os.path.basename(p)) for p in items], dst
+
+
+def receive_mode(cwd: str, role: str) -> str:
+    """The caller's receive mode from roles.tsv: `task` or `batch`."""
+    if not role:
+        raise SwarmforgeError("Set SWARMFORGE_ROLE.")
+    roles = project.read_roles(project.find_root(cwd))
+    entry = roles.get(role)
+    if entry is None:
+        raise SwarmforgeError(f"Unknown role: {role}")
+    if entry.mode not in project.RECEIVE_MODES:
+        raise Refused(f"INVALID_RECEIVE_MODE: {entry.mode} for role {role}")
+    return entry.mode

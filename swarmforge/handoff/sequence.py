@@ -1,0 +1,74 @@
+"""Per-worktree sequence numbers, allocated under a lock no dead process can keep."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+
+from swarmforge import fsutil
+from swarmforge.errors import CorruptFile, SwarmforgeError
+
+SEQUENCE = "sequence"
+# A lock file beside the counter, never replaced: flock belongs to the open file,
+# so the kernel releases it when its holder dies, however it dies. (SwarmForge's
+# own scripts use a `sequence.lock` directory; this name does not collide with it.)
+LOCK = "sequence.flock"
+LOCK_TIMEOUT = 30.0
+
+
+class SequenceLock:
+    """An exclusive flock on the mailbox's sequence lock file, as a context manager."""
+
+    def __init__(self, handoffs_root: str, timeout: float = LOCK_TIMEOUT) -> None:
+        self.path = os.path.join(handoffs_root, LOCK)
+        self.timeout = timeout
+        self.fd = -1
+
+    def __enter__(self) -> SequenceLock:
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.0005
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+            if time.monotonic() >= deadline:
+                os.close(self.fd)
+                raise SwarmforgeError(
+                    f"Timed out after {self.timeout:.0f} s waiting for the "
+                    f"sequence lock {self.path}.",
+                    hint="A live process holds it; find it with fuser.",
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing the last descriptor releases the flock
+
+
+def read_counter(path: str) -> int:
+    """The last allocated number stored at `path` (0 if the file does not exist)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return 0
+    text = raw.decode("ascii", errors="replace").strip()
+    if not text.isdigit() or not text.isascii():
+        raise CorruptFile(path, 1, f"expected a sequence number, got {text[:20]!r}")
+    return int(text)
+
+
+def next_sequence(handoffs_root: str) -> str:
+    """Allocate the next six-digit sequence number of the mailbox at `handoffs_root`."""
+    path = os.path.join(handoffs_root, SEQUENCE)
+    with SequenceLock(handoffs_root):
+        number = read_counter(path) + 1
+        fsutil.atomic_write(path, f"{number:06d}\n".encode())
+    return f"{number:06d}"

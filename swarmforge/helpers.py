@@ -1,0 +1,116 @@
+"""The agent-facing helpers: `handoff`, `ready` and `done`, as bin/ and `swarmforge` run them.
+
+This is the hot path agents call many times an hour, so it imports nothing
+beyond the standard library's cheapest modules until it knows what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
+
+HELPERS = ("handoff", "ready", "done")
+USAGE = """usage: swarmforge handoff DRAFT
+       swarmforge ready [--mode task|batch] [--json]
+       swarmforge done [--mode task|batch] [--json]"""
+
+
+def _options(args: list[str]) -> tuple[str | None, bool]:
+    mode: str | None = None
+    as_json = False
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json":
+            as_json = True
+        elif arg == "--mode" and rest:
+            mode = rest.pop(0)
+        elif arg.startswith("--mode="):
+            mode = arg.partition("=")[2]
+        else:
+            raise SwarmforgeError(f"Unexpected argument: {arg}", hint=USAGE)
+    if mode not in (None, "task", "batch"):
+        raise SwarmforgeError(f"--mode must be task or batch, not '{mode}'.")
+    return mode, as_json
+
+
+def _handoff(args: list[str], cwd: str, out: list[str]) -> None:
+    from swarmforge.handoff import gate
+
+    if len(args) != 1:
+        raise SwarmforgeError(gate.USAGE)
+    path = gate.queue_handoff(args[0], cwd=cwd, role=os.environ.get("SWARMFORGE_ROLE", ""))
+    out.append(f"HANDOFF QUEUED: {path}\n")
+
+
+def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
+    from swarmforge.handoff import receive
+    from swarmforge.handoff.mailbox import Mailbox
+    from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
+
+    mode, as_json = _options(args)
+    if mode is None:
+        mode = receive.receive_mode(cwd, os.environ.get("SWARMFORGE_ROLE", ""))
+    box = Mailbox(cwd)
+    report: dict[str, object] = {"mode": mode}
+    if command == "done":
+        if mode == "task":
+            completed = receive.done_task(box)
+        else:
+            completed, batch_dir = receive.done_batch(box)
+            report["completed_batch"] = batch_dir
+        report["completed"] = completed
+        if not as_json:
+            out.extend(f"COMPLETED: {p}\n" for p in completed)
+            if mode == "batch":
+                out.append(f"COMPLETED_BATCH: {batch_dir}\n")
+            _flush(out)  # what is done stays reported even if taking the next item fails
+    work: Task | Batch | None = (
+        receive.ready_task(box) if mode == "task" else receive.ready_batch(box)
+    )
+    if as_json:
+        import json
+
+        report["next"] = None if work is None else work.as_dict()
+        out.append(json.dumps(report, indent=2) + "\n")
+    elif work is None:
+        out.append("NO_TASK\n")
+    else:
+        out.append(task_text(work) if isinstance(work, Task) else batch_text(work))
+
+
+def _flush(out: list[str]) -> None:
+    sys.stdout.write("".join(out))
+    sys.stdout.flush()
+    out.clear()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one helper; returns the exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in HELPERS:
+        sys.stderr.write(USAGE + "\n")
+        return EXIT_FAILURE
+    out: list[str] = []
+    try:
+        cwd = os.getcwd()
+        if args[0] == "handoff":
+            _handoff(args[1:], cwd, out)
+        else:
+            _receive(args[0], args[1:], cwd, out)
+    except SwarmforgeError as exc:
+        _flush(out)
+        sys.stderr.write("\n".join(exc.lines()) + "\n")
+        return exc.exit_code
+    except OSError as exc:
+        _flush(out)
+        sys.stderr.write(f"swarmforge: {exc.strerror or exc}: {exc.filename or ''}\n")
+        return EXIT_FAILURE
+    _flush(out)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

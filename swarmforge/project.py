@@ -1,0 +1,139 @@
+"""Finding the project from any directory inside it, and reading its role table (roles.tsv)."""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge.errors import CorruptFile, SwarmforgeError
+
+ROLES_TSV = os.path.join(".swarmforge", "roles.tsv")
+RECEIVE_MODES = ("task", "batch")
+BAD_ROLE_CHARS = frozenset("_/\\")
+
+
+def role_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a role name, or None."""
+    if not name:
+        return "role name is empty"
+    if any(c in BAD_ROLE_CHARS or c.isspace() or not c.isprintable() for c in name):
+        return f"role name '{name}' may not contain '_', '/', whitespace or control characters"
+    return None
+
+
+class RoleEntry:
+    """One line of roles.tsv."""
+
+    __slots__ = ("agent", "display", "mode", "name", "path", "session", "worktree")
+
+    def __init__(self, fields: list[str]) -> None:
+        self.name, self.worktree, self.path, self.session, self.display, self.agent = fields[:6]
+        self.mode = fields[6] if len(fields) > 6 and fields[6] else "task"
+
+    def row(self) -> str:
+        """This entry as a roles.tsv line."""
+        return (
+            "\t".join(
+                (
+                    self.name,
+                    self.worktree,
+                    self.path,
+                    self.session,
+                    self.display,
+                    self.agent,
+                    self.mode,
+                )
+            )
+            + "\n"
+        )
+
+
+def _git_dir_of(top: str) -> str | None:
+    """The git dir of the worktree whose top is `top` (`.git` dir or `gitdir:` file)."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8") as f:
+            first = f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not first.startswith("gitdir: "):
+        return None
+    return os.path.normpath(os.path.join(top, first[len("gitdir: ") :]))
+
+
+def _common_dir(git_dir: str) -> str:
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as f:
+            return os.path.normpath(os.path.join(git_dir, f.read().strip()))
+    except OSError:
+        return git_dir
+
+
+def worktree_top(start: str) -> str | None:
+    """The top directory of the git worktree holding `start`, found the way git finds it."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def find_root(cwd: str) -> str:
+    """The project root seen from `cwd`, as SwarmForge's helpers find it."""
+    if os.path.isfile(os.path.join(cwd, ROLES_TSV)):
+        return cwd
+    top = worktree_top(cwd)
+    if top is not None:
+        if os.path.isfile(os.path.join(top, ROLES_TSV)):
+            return top
+        git_dir = _git_dir_of(top)
+        if git_dir is not None:
+            main = os.path.dirname(_common_dir(git_dir))
+            if os.path.isfile(os.path.join(main, ROLES_TSV)):
+                return main
+    raise SwarmforgeError("Cannot find SwarmForge project root")
+
+
+def parse_roles(text: str, path: str) -> dict[str, RoleEntry]:
+    """Parse roles.tsv text; CorruptFile names the line at fault."""
+    roles: dict[str, RoleEntry] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if not 6 <= len(fields) <= 7:
+            raise CorruptFile(path, number, f"expected 7 tab-separated columns, got {len(fields)}")
+        problem = role_name_problem(fields[0])
+        if problem:
+            raise CorruptFile(path, number, problem)
+        if fields[0] in roles:
+            raise CorruptFile(path, number, f"duplicate role '{fields[0]}'")
+        roles[fields[0]] = RoleEntry(fields)
+    return roles
+
+
+def read_roles(root: str) -> dict[str, RoleEntry]:
+    """The role table of the project at `root`."""
+    path = os.path.join(root, ROLES_TSV)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise SwarmforgeError("Cannot find SwarmForge project root") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
+    return parse_roles(text, path)
+
+
+def current_role(environ: dict[str, str] | os._Environ[str]) -> str:
+    """The caller's role from SWARMFORGE_ROLE."""
+    role = environ.get("SWARMFORGE_ROLE", "")
+    if not role:
+        raise SwarmforgeError("Set SWARMFORGE_ROLE.")
+    return role
