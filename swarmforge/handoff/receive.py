@@ -75,12 +75,15 @@ def _new_batch_dir(box: Mailbox) -> str:
     stamp = mb.compact_stamp()
     n = 1
     while True:
-        path = box.path(Box.IN_PROCESS, f"{mb.BATCH_PREFIX}{stamp}_{n:06d}")
+        name = f"{mb.BATCH_PREFIX}{stamp}_{n:06d}"
+        n += 1
+        if os.path.lexists(box.path(Box.COMPLETED, name)):
+            continue  # a batch completed within the same second: never reuse its name
         try:
-            os.mkdir(path)
-            return path
+            os.mkdir(box.path(Box.IN_PROCESS, name))
         except FileExistsError:
-            n += 1
+            continue
+        return box.path(Box.IN_PROCESS, name)
 
 
 def ready_batch(box: Mailbox) -> Batch | None:

@@ -1,0 +1,171 @@
+"""Test support: real git projects with role worktrees; bin/ scripts run as agents run them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import Box, Mailbox, utc_stamp
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = REPO / "bin"
+VENV_BIN = str(Path(sys.executable).parent)
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd` and return its stdout, stripped."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_ENV)
+    result = subprocess.run(
+        ["git", "-C", str(cwd), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()
+
+
+def make_template(path: Path) -> Path:
+    """A git repository with one commit, to be copied per test."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README").write_text("project\n")
+    git(path, "add", "README")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+class Project:
+    """A project whose roles each work in their own git worktree."""
+
+    def __init__(self, root: Path, roles: dict[str, str]) -> None:
+        self.root = root
+        self.roles = roles
+        rows = []
+        for role, mode in roles.items():
+            if mode == "master":
+                rows.append(
+                    f"{role}\tmaster\t{root}\tswarmforge-{role}\t{role.title()}\tcodex\ttask"
+                )
+                continue
+            tree = root / ".worktrees" / role
+            git(root, "worktree", "add", "-q", "-b", f"swarm/test/{role}", str(tree))
+            rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tcodex\t{mode}")
+        (root / ".swarmforge").mkdir(exist_ok=True)
+        (root / ".swarmforge" / "roles.tsv").write_text("\n".join(rows) + "\n")
+
+    def tree(self, role: str) -> Path:
+        """The worktree of `role`."""
+        return self.root if self.roles[role] == "master" else self.root / ".worktrees" / role
+
+    def mailbox(self, role: str) -> Mailbox:
+        """The mailbox of `role`."""
+        return Mailbox(str(self.tree(role)))
+
+    def box(self, role: str, box: str) -> Path:
+        """A mailbox directory of `role`."""
+        return Path(self.mailbox(role).path(box))
+
+    def names(self, role: str, box: str) -> list[str]:
+        """File names in a mailbox directory, sorted."""
+        directory = self.box(role, box)
+        return sorted(os.listdir(directory)) if directory.exists() else []
+
+    def commit(self, role: str, name: str = "work.txt") -> str:
+        """Commit a change in the role's worktree; its 10-character abbreviation."""
+        tree = self.tree(role)
+        (tree / name).write_text(f"{name} {time.time_ns()}\n")
+        git(tree, "add", name)
+        git(tree, "commit", "-q", "-m", f"change {name}")
+        return git(tree, "rev-parse", "--short=10", "HEAD")
+
+    def draft(self, role: str, text: str, name: str = "draft.txt") -> Path:
+        """Write a draft in the role's worktree."""
+        path = self.tree(role) / name
+        path.write_text(text)
+        return path
+
+    def deliver(self, outbox_file: str | Path) -> list[Path]:
+        """Copy a queued handoff into each recipient's inbox/new, stamped as delivery does."""
+        original = message.read(str(outbox_file))
+        copies = []
+        for recipient in (original.get("to") or "").split(","):
+            copy = original.with_header("recipient", recipient).with_header(
+                "enqueued_at", utc_stamp()
+            )
+            target = self.box(recipient, Box.NEW)
+            target.mkdir(parents=True, exist_ok=True)
+            (target / Path(outbox_file).name).write_bytes(copy.render())
+            copies.append(target / Path(outbox_file).name)
+        return copies
+
+    def enqueue(self, role: str, name: str, headers: dict[str, str], body: str = "work\n") -> Path:
+        """Put a hand-made handoff straight into `role`'s inbox/new."""
+        target = self.box(role, Box.NEW)
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / name
+        path.write_bytes(message.Handoff(list(headers.items()), body).render())
+        return path
+
+
+def script_env(role: str | None, path: str | None = None) -> dict[str, str]:
+    """The environment an agent may give a helper: PATH and SWARMFORGE_ROLE only."""
+    env = {"PATH": path if path is not None else f"{VENV_BIN}:/usr/bin:/bin"}
+    # Test infrastructure only: lets coverage follow the helper into its interpreter.
+    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
+    if role is not None:
+        env["SWARMFORGE_ROLE"] = role
+    return env
+
+
+def run_script(
+    name: str,
+    cwd: Path,
+    role: str | None,
+    *args: str,
+    script_dir: Path = BIN,
+    path: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a bin/ helper as an agent does: stripped environment, stdin closed."""
+    return subprocess.run(
+        [str(script_dir / name), *args],
+        cwd=cwd,
+        env=script_env(role, path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_close_stdin,
+    )
+
+
+def _close_stdin() -> None:
+    os.close(0)
+
+
+def retry_until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll `check` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """Copy a template repository."""
+    shutil.copytree(src, dst, symlinks=True)
+    return dst

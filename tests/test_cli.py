@@ -1,0 +1,51 @@
+"""The `swarmforge` command around the helpers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from swarmforge import __version__
+from tests.support import VENV_BIN, Project, script_env
+
+
+def sf(*args: str, cwd: Path, role: str | None = "coder") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        cwd=cwd,
+        env=script_env(role),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_help_and_version(tmp_path: Path) -> None:
+    r = sf("--help", cwd=tmp_path)
+    assert r.returncode == 0 and "handoff" in r.stdout and "ready" in r.stdout
+    assert sf("--version", cwd=tmp_path).stdout == f"swarmforge {__version__}\n"
+    r = sf("ready", "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "--mode" in r.stdout and "--json" in r.stdout
+    assert sf(cwd=tmp_path).returncode == 1
+
+
+def test_python_m_swarmforge(project: Project) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "swarmforge", "ready", "--mode", "batch"],
+        cwd=project.tree("qa"),
+        env=script_env("qa"),
+        capture_output=True,
+        text=True,
+    )
+    assert (r.returncode, r.stdout) == (0, "NO_TASK\n")
+
+
+def test_bad_helper_arguments(project: Project) -> None:
+    r = sf("ready", "--mode", "weekly", cwd=project.tree("coder"))
+    assert (r.returncode, r.stderr) == (1, "--mode must be task or batch, not 'weekly'.\n")
+    r = sf("done", "--colour", cwd=project.tree("coder"))
+    assert r.returncode == 1 and r.stderr.startswith("Unexpected argument: --colour\n")
+    r = sf("handoff", cwd=project.tree("coder"))
+    assert r.returncode == 1 and r.stderr.startswith("Usage: swarm_handoff.sh <draft-file>")

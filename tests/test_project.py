@@ -1,0 +1,63 @@
+"""Finding the project root and reading roles.tsv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swarmforge import project as sfproject
+from swarmforge.errors import CorruptFile, SwarmforgeError
+from tests.support import Project
+
+
+def test_root_is_found_from_the_main_checkout_a_worktree_and_below(project: Project) -> None:
+    root = str(project.root)
+    assert sfproject.find_root(root) == root
+    assert sfproject.find_root(str(project.tree("qa"))) == root
+    deep = project.tree("qa") / "a" / "b"
+    deep.mkdir(parents=True)
+    assert sfproject.find_root(str(deep)) == root
+
+
+def test_a_worktree_with_its_own_roles_tsv_is_its_own_root(project: Project) -> None:
+    tree = project.tree("qa")
+    (tree / ".swarmforge").mkdir(exist_ok=True)
+    (tree / ".swarmforge" / "roles.tsv").write_text("")
+    assert sfproject.find_root(str(tree / ".swarmforge")) == str(tree)
+
+
+def test_no_root_outside_a_project(tmp_path: Path) -> None:
+    with pytest.raises(SwarmforgeError, match="Cannot find SwarmForge project root"):
+        sfproject.find_root(str(tmp_path))
+    (tmp_path / ".git").write_text("not a gitdir line\n")
+    with pytest.raises(SwarmforgeError):
+        sfproject.find_root(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("a\tb\n", "line 1: expected 7 tab-separated columns, got 2"),
+        ("a_b\tb\tc\td\te\tf\ttask\n", "line 1: role name 'a_b' may not contain"),
+        ("\tb\tc\td\te\tf\ttask\n", "line 1: role name is empty"),
+        ("a\tb\tc\td\te\tf\n\na\tb\tc\td\te\tf\n", "line 3: duplicate role 'a'"),
+    ],
+)
+def test_roles_tsv_is_parsed_strictly(text: str, problem: str) -> None:
+    with pytest.raises(CorruptFile) as info:
+        sfproject.parse_roles(text, "/p/.swarmforge/roles.tsv")
+    assert str(info.value).startswith(f"/p/.swarmforge/roles.tsv, {problem}")
+
+
+def test_roles_round_trip_and_default_mode() -> None:
+    roles = sfproject.parse_roles("qa\tqa\t/p/.worktrees/qa\tswarmforge-qa\tQa\tcodex\n", "x")
+    assert roles["qa"].mode == "task"
+    assert roles["qa"].row() == "qa\tqa\t/p/.worktrees/qa\tswarmforge-qa\tQa\tcodex\ttask\n"
+
+
+def test_non_utf8_roles_tsv(tmp_path: Path) -> None:
+    (tmp_path / ".swarmforge").mkdir()
+    (tmp_path / ".swarmforge" / "roles.tsv").write_bytes(b"ok\n\xff\n")
+    with pytest.raises(CorruptFile, match="line 2: not valid UTF-8"):
+        sfproject.read_roles(str(tmp_path))
