@@ -12,9 +12,11 @@ REPO = Path(__file__).resolve().parents[1]
 TOOLS = Path(sys.executable).parent
 
 
-@pytest.mark.parametrize("argv", [["ruff", "check", "."], ["ruff", "format", "--check", "."],
-                                  ["mypy"]])
+@pytest.mark.parametrize(
+    "argv", [["ruff", "check", "."], ["ruff", "format", "--check", "."], ["mypy"]]
+)
 def test_tool_passes(argv: list[str]) -> None:
-    result = subprocess.run([str(TOOLS / argv[0]), *argv[1:]], cwd=REPO, capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [str(TOOLS / argv[0]), *argv[1:]], cwd=REPO, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
