@@ -6,6 +6,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILURE = 1  # cannot run: usage, environment, missing project, corrupt state
 EXIT_REFUSED = 2  # refused: invalid draft, ambiguous or contradictory mailbox state
+EXIT_NOT_RUNNING = 3  # a status query found the service stopped (as LSB init scripts say)
 
 
 class SwarmforgeError(Exception):

@@ -25,17 +25,22 @@ done_with_current.sh
 
 
 def test_sender_and_batch_receiver_scripts(project: Project) -> None:
-    env = {"PATH": f"{BIN}:{VENV_BIN}:/usr/bin:/bin", "SWARMFORGE_ROLE": "coder",
-           "HOME": "/nonexistent"}
+    env = {
+        "PATH": f"{BIN}:{VENV_BIN}:/usr/bin:/bin",
+        "SWARMFORGE_ROLE": "coder",
+        "HOME": "/nonexistent",
+    }
     (project.tree("coder") / "feature.txt").write_text("feature\n")
-    sent = subprocess.run(["sh", "-c", SENDER], cwd=project.tree("coder"), env=env,
-                          capture_output=True, text=True)
+    sent = subprocess.run(
+        ["sh", "-c", SENDER], cwd=project.tree("coder"), env=env, capture_output=True, text=True
+    )
     assert sent.returncode == 0, sent.stderr
     queued = sent.stdout.strip().removeprefix("HANDOFF QUEUED: ")
     project.deliver(queued)
     env["SWARMFORGE_ROLE"] = "qa"
-    got = subprocess.run(["sh", "-c", RECEIVER], cwd=project.tree("qa"), env=env,
-                         capture_output=True, text=True)
+    got = subprocess.run(
+        ["sh", "-c", RECEIVER], cwd=project.tree("qa"), env=env, capture_output=True, text=True
+    )
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
     assert lines[0].startswith("COMPLETED: ") and lines[1].startswith("COMPLETED_BATCH: ")

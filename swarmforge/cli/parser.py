@@ -1,20 +1,17 @@
-"""Argument parsing for the `swarmforge` command and the error boundary of its subcommands."""
+"""Argument parsing for the `swarmforge` command and the one error boundary of its subcommands."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
 
 from swarmforge import __version__
+from swarmforge.errors import SwarmforgeError
 
 
-def build() -> argparse.ArgumentParser:
-    """The `swarmforge` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="swarmforge", description="Run a swarm of coding agents on one git repository."
-    )
-    parser.add_argument("--version", action="version", version=f"swarmforge {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     handoff = sub.add_parser(
         "handoff", help="validate a handoff draft and queue it (bin/swarm_handoff.sh)"
     )
@@ -33,17 +30,51 @@ def build() -> argparse.ArgumentParser:
             help="receive mode; default: the role's mode in roles.tsv",
         )
         p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def build() -> argparse.ArgumentParser:
+    """The `swarmforge` argument parser."""
+    from swarmforge.cli import daemon_cmd
+
+    parser = argparse.ArgumentParser(
+        prog="swarmforge", description="Run a swarm of coding agents on one git repository."
+    )
+    parser.add_argument("--version", action="version", version=f"swarmforge {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _helpers(sub)
+    daemon_cmd.add(sub)
     return parser
+
+
+def project_root(option: str | None) -> str:
+    """The project: `--project DIR` as given, else the one found from the current directory."""
+    if option:
+        if not os.path.isdir(option):
+            raise SwarmforgeError(f"--project {option}: no such directory.")
+        return os.path.abspath(option)
+    from swarmforge.project import find_root
+
+    return find_root(os.getcwd())
 
 
 def run(args: list[str]) -> int:
     """Parse `args` and run the subcommand."""
     parser = build()
     ns = parser.parse_args(args)
-    if ns.command is None:
-        parser.print_help(sys.stderr)
-        return 1
-    # Every subcommand that exists today is a helper, reached before argparse.
-    from swarmforge import helpers
+    handler: Callable[[argparse.Namespace], int] | None = getattr(ns, "handler", None)
+    if handler is None:
+        if ns.command is None:
+            parser.print_help(sys.stderr)
+            return 1
+        # The helpers are normally reached before argparse; this is `--help`-free reuse.
+        from swarmforge import helpers
 
-    return helpers.main(args)
+        return helpers.main(args)
+    try:
+        return handler(ns)
+    except SwarmforgeError as exc:
+        sys.stdout.flush()
+        sys.stderr.write("\n".join(exc.lines()) + "\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,113 @@
+"""`swarmforge daemon start|stop|status|run`: the delivery daemon."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+
+from swarmforge.errors import EXIT_NOT_RUNNING, EXIT_OK, SwarmforgeError
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the `daemon` subcommand."""
+    daemon = sub.add_parser(
+        "daemon",
+        help="the delivery daemon (handoffd)",
+        description="Deliver handoffs from every role's outbox to the "
+        "recipients' inboxes, and wake the recipients.",
+    )
+    actions = daemon.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (
+        ("start", "start a detached daemon (exit 0 if one runs already)"),
+        ("stop", "stop the daemon; returns when it is gone"),
+        ("status", "show whether it runs, and the outbox and failed counts"),
+        ("run", "run in the foreground"),
+    ):
+        p = actions.add_parser(name, help=text, description=text)
+        p.add_argument(
+            "--project",
+            metavar="DIR",
+            help="the project (default: found from the current directory)",
+        )
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+        if name in ("start", "run"):
+            p.add_argument(
+                "--notify",
+                choices=("tmux", "none", "command"),
+                default="tmux",
+                help="how recipients are woken (default: tmux, on the project's "
+                "private socket; roles without a session are skipped)",
+            )
+            p.add_argument(
+                "--notify-command",
+                metavar="CMD",
+                help="with --notify command: the command to run per wake-up "
+                "(split like a shell would, never run through one)",
+            )
+        if name == "run":
+            p.add_argument("--once", action="store_true", help="deliver what is there, then exit")
+        p.set_defaults(handler=globals()[f"_{name}"])
+
+
+def _notify_args(ns: argparse.Namespace) -> list[str]:
+    if ns.notify == "command" and not ns.notify_command:
+        raise SwarmforgeError("--notify command needs --notify-command CMD.")
+    args = ["--notify", ns.notify]
+    if ns.notify_command:
+        args += ["--notify-command", ns.notify_command]
+    return args
+
+
+def _print(ns: argparse.Namespace, data: dict[str, object], text: str) -> None:
+    print(json.dumps(data, indent=2) if ns.json else text)
+
+
+def _start(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import project_root
+    from swarmforge.handoff import handoffd
+
+    root = project_root(ns.project)
+    pid, already = handoffd.start(root, _notify_args(ns))
+    word = "already running" if already else "started"
+    _print(
+        ns, {"running": True, "pid": pid, "started": not already}, f"handoffd {word} (pid {pid})"
+    )
+    return EXIT_OK
+
+
+def _stop(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import project_root
+    from swarmforge.handoff import handoffd
+
+    pid = handoffd.stop(project_root(ns.project))
+    text = "handoffd was not running" if pid is None else f"handoffd stopped (pid {pid})"
+    _print(ns, {"running": False, "stopped": pid}, text)
+    return EXIT_OK
+
+
+def _status(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import project_root
+    from swarmforge.handoff import handoffd
+
+    state = handoffd.status(project_root(ns.project))
+    running = f"running (pid {state['pid']})" if state["running"] else "not running"
+    lines = [f"handoffd: {running}", f"log: {state['log']}"]
+    roles = state["roles"]
+    assert isinstance(roles, list)
+    lines += [f"  {r['role']:16s} outbox {r['outbox']:4d}  failed {r['failed']:4d}" for r in roles]
+    _print(ns, state, "\n".join(lines))
+    return EXIT_OK if state["running"] else EXIT_NOT_RUNNING
+
+
+def _run(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import project_root
+    from swarmforge.handoff import handoffd, notify
+
+    root = project_root(ns.project)
+    _notify_args(ns)
+    command = shlex.split(ns.notify_command) if ns.notify_command else None
+    count = handoffd.run(root, notify.make(ns.notify, root, command), once=ns.once)
+    if ns.once:
+        _print(ns, {"delivered": count}, f"processed {count} file(s)")
+    return EXIT_OK

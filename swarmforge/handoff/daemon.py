@@ -1,0 +1,229 @@
+"""handoffd: watches every role's outbox and delivers what appears there.
+
+The daemon is `run_once()` called in a loop. The loop sleeps on an event set
+by inotify (through watchdog) whenever an outbox, the role table or the daemon's
+directory changes, with a slow rescan as a safety net; signal handlers only
+set flags. `--once` runs a single pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import time
+
+from swarmforge import project
+from swarmforge.errors import SwarmforgeError
+from swarmforge.handoff import delivery
+from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.notify import Notifier, WakeFailed
+
+RESCAN_SECONDS = 5.0
+WAKE_RETRIES = 6
+WAKE_BACKOFF = 0.5
+
+
+class Waker:
+    """A self-pipe: `set` from any thread or signal handler, `wait` in the main loop.
+
+    A pipe rather than threading.Event: Event.set takes a lock, which a signal
+    handler interrupting that same lock's holder would wait on forever.
+    """
+
+    def __init__(self) -> None:
+        self.r, self.w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def set(self) -> None:
+        """Wake the waiter."""
+        try:
+            os.write(self.w, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: the waiter is woken already
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep until set or `timeout` seconds; True if set. Clears what was set."""
+        ready, _, _ = select.select([self.r], [], [], timeout)
+        if ready:
+            try:
+                while os.read(self.r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        return bool(ready)
+
+    def close(self) -> None:
+        """Release the pipe."""
+        os.close(self.r)
+        os.close(self.w)
+
+
+def _alive(pid: int) -> bool:
+    """True if process `pid` exists (zombies included: their files are closed anyway)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Paths:
+    """The daemon's runtime files under `<root>/.swarmforge/daemon/`."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.dir = os.path.join(root, ".swarmforge", "daemon")
+        self.pid = os.path.join(self.dir, "handoffd.pid")
+        self.log = os.path.join(self.dir, "handoffd.log")
+        self.stop = os.path.join(self.dir, "stop")
+        self.lock = os.path.join(self.dir, "handoffd.lock")
+        self.roles = os.path.join(root, project.ROLES_TSV)
+
+
+class Wakeups:
+    """Wake-ups owed to roles, retried with backoff until sent or given up."""
+
+    def __init__(self, notifier: Notifier, log: logging.Logger) -> None:
+        self.notifier = notifier
+        self.log = log
+        self.due: dict[str, tuple[float, int]] = {}  # role -> (next attempt, attempts)
+
+    def add(self, role: str) -> None:
+        """Owe `role` a wake-up now (coalesced with one already owed)."""
+        self.due[role] = (0.0, self.due.get(role, (0.0, 0))[1])
+
+    def next_due(self) -> float | None:
+        """When the earliest owed wake-up falls due (monotonic), or None."""
+        return min((t for t, _ in self.due.values()), default=None)
+
+    def send(self, roles: dict[str, project.RoleEntry], root: str, now: float) -> None:
+        """Send every wake-up that is due."""
+        for role, (when, attempts) in list(self.due.items()):
+            if when > now:
+                continue
+            entry = roles.get(role)
+            try:
+                if entry is not None:
+                    self.notifier.wake(role, entry, root)
+                del self.due[role]
+            except (WakeFailed, SwarmforgeError, OSError) as exc:
+                if attempts + 1 >= WAKE_RETRIES:
+                    self.log.error(
+                        "giving up waking %s after %d attempts: %s", role, attempts + 1, exc
+                    )
+                    del self.due[role]
+                else:
+                    self.log.warning("waking %s failed (%s); retrying", role, exc)
+                    self.due[role] = (now + WAKE_BACKOFF * 2**attempts, attempts + 1)
+
+
+class Daemon:
+    """Delivery for the project at `root`."""
+
+    def __init__(self, root: str, notifier: Notifier, log: logging.Logger) -> None:
+        self.paths = Paths(root)
+        self.log = log
+        self.wakeups = Wakeups(notifier, log)
+        self.roles: dict[str, project.RoleEntry] = {}
+        self._roles_stamp: tuple[int, int, int] | None = None
+        self.stopping = False
+        self.changed = Waker()
+
+    def load_roles(self) -> bool:
+        """Re-read roles.tsv if it changed; True if the role table is new."""
+        try:
+            st = os.stat(self.paths.roles)
+        except FileNotFoundError:
+            changed = self._roles_stamp is not None
+            self.roles, self._roles_stamp = {}, None
+            return changed
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self._roles_stamp:
+            return False
+        try:
+            self.roles = project.read_roles(self.paths.root)
+        except SwarmforgeError as exc:
+            self.log.error("keeping the previous role table: %s", exc)
+            return False
+        self._roles_stamp = stamp
+        self.log.info("role table: %s", ", ".join(self.roles) or "(empty)")
+        return True
+
+    def sweep(self) -> int:
+        """Remove temporary copies left in inboxes by a daemon that was killed; how many."""
+        removed = 0
+        for entry in self.roles.values():
+            new = Mailbox(entry.path).path(Box.NEW)
+            try:
+                names = os.listdir(new)
+            except FileNotFoundError:
+                continue
+            for name in names:
+                parts = name.split(".")
+                # fsutil.temp_name: .<name>.<pid>.<random>.tmp
+                if (
+                    name.startswith(".")
+                    and name.endswith(".tmp")
+                    and len(parts) >= 4
+                    and parts[-3].isdigit()
+                    and not _alive(int(parts[-3]))
+                ):
+                    os.unlink(os.path.join(new, name))
+                    removed += 1
+        if removed:
+            self.log.info("removed %d temporary file(s) left by an earlier daemon", removed)
+        return removed
+
+    def outboxes(self) -> list[str]:
+        """Every role's outbox directory, once each."""
+        return sorted({Mailbox(e.path).path(Box.OUTBOX) for e in self.roles.values()})
+
+    def run_once(self) -> list[delivery.Outcome]:
+        """One pass: deliver every finished outbox file in name order, then wake recipients."""
+        self.load_roles()
+        files = sorted(
+            (path for box in self.outboxes() for path in delivery.pending(box)),
+            key=os.path.basename,
+        )
+        outcomes = []
+        for path in files:
+            if self.stopping:
+                break  # a stop request waits only for the delivery in progress
+            try:
+                outcome = delivery.deliver(path, self.roles)
+            except OSError as exc:
+                self.log.error("delivering %s failed, will retry: %s", path, exc)
+                continue
+            self._record(outcome)
+            outcomes.append(outcome)
+        self.wakeups.send(self.roles, self.paths.root, time.monotonic())
+        return outcomes
+
+    def _record(self, outcome: delivery.Outcome) -> None:
+        if outcome.status == delivery.FAILED:
+            self.log.error("failed %s: %s", outcome.name, outcome.reason)
+        elif outcome.status == delivery.DELIVERED:
+            self.log.info(
+                "delivered %s to %s",
+                outcome.name,
+                ",".join(outcome.copied) or "(every copy was already there)",
+            )
+            for role in outcome.copied:
+                self.wakeups.add(role)
+
+    def stop_requested(self) -> bool:
+        """True if a stop was asked for by signal or by the stop file (which is consumed)."""
+        if os.path.exists(self.paths.stop):
+            os.unlink(self.paths.stop)
+            self.stopping = True
+        return self.stopping
+
+    def wait(self) -> None:
+        """Sleep until something changes, a wake-up falls due, or the safety rescan."""
+        timeout = RESCAN_SECONDS
+        due = self.wakeups.next_due()
+        if due is not None:
+            timeout = max(0.0, min(timeout, due - time.monotonic()))
+        self.changed.wait(timeout)

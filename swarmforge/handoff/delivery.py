@@ -1,0 +1,178 @@
+"""Delivery of one outbox file to every recipient, the Maildir way.
+
+For each recipient the copy (stamped `recipient` and `enqueued_at`) is written
+under a hidden temporary name in the recipient's `inbox/new/`, flushed, and
+hard-linked to its final name, which fails rather than replaces if the name
+exists. The original is archived in `sent/` only after every copy exists, so a
+crash at any instant is completed by a retry that never makes a second copy.
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge import fsutil
+from swarmforge.errors import CorruptFile
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import BATCH_PREFIX, SUFFIX, Box, Mailbox, utc_stamp
+from swarmforge.project import RoleEntry
+
+DELIVERED, FAILED, GONE = "delivered", "failed", "gone"
+
+
+class Outcome:
+    """What became of one outbox file."""
+
+    __slots__ = ("copied", "name", "reason", "status")
+
+    def __init__(
+        self, name: str, status: str, copied: list[str] | None = None, reason: str = ""
+    ) -> None:
+        self.name = name
+        self.status = status
+        self.copied = copied or []  # recipients that got their copy in this attempt
+        self.reason = reason
+
+
+class Undeliverable(Exception):
+    """The file cannot be delivered; the message says why."""
+
+
+def pending(outbox: str) -> list[str]:
+    """Finished handoffs waiting in `outbox` (never `outbox/tmp/`), in name order."""
+    try:
+        entries = list(os.scandir(outbox))
+    except FileNotFoundError:
+        return []
+    # Anything named *.handoff that is not a directory is an item: a symlink or an
+    # unreadable file must go to failed/, not lie in the outbox forever.
+    return sorted(
+        e.path
+        for e in entries
+        if e.name.endswith(SUFFIX)
+        and not e.name.startswith(".")
+        and not e.is_dir(follow_symlinks=True)
+    )
+
+
+def _existing_copy(box: Mailbox, name: str) -> str | None:
+    for directory in (Box.NEW, Box.IN_PROCESS, Box.COMPLETED):
+        path = box.path(directory, name)
+        if os.path.lexists(path):
+            return path
+    for directory in (Box.IN_PROCESS, Box.COMPLETED):
+        try:
+            batches = [
+                e.path
+                for e in os.scandir(box.path(directory))
+                if e.name.startswith(BATCH_PREFIX) and e.is_dir(follow_symlinks=False)
+            ]
+        except FileNotFoundError:
+            continue
+        for batch in batches:
+            path = os.path.join(batch, name)
+            if os.path.lexists(path):
+                return path
+    return None
+
+
+def _is_same_handoff(path: str, handoff_id: str | None) -> bool:
+    try:
+        return message.read(path).get("id") == handoff_id
+    except (OSError, CorruptFile):
+        return False
+
+
+def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> list[str]:
+    """The recipients still missing their copy; Undeliverable before any copy is made."""
+    recipients = (handoff.get("to") or "").split(",")
+    if recipients == [""]:
+        raise Undeliverable("the handoff has no 'to' header")
+    for role in recipients:
+        if role not in roles:
+            raise Undeliverable(f"unknown recipient role '{role}'")
+    missing: list[str] = []
+    seen: set[str] = set()
+    for role in recipients:
+        box = Mailbox(roles[role].path)
+        if box.root in seen:
+            continue  # two roles sharing one worktree share one mailbox
+        seen.add(box.root)
+        existing = _existing_copy(box, name)
+        if existing is None:
+            missing.append(role)
+        elif not _is_same_handoff(existing, handoff.get("id")):
+            raise Undeliverable(f"a different handoff named {name} is already in {existing}")
+    return missing
+
+
+def copy_to(handoff: message.Handoff, name: str, role: str, entry: RoleEntry) -> bool:
+    """Publish the recipient's copy in its inbox/new/; False if it appeared meanwhile."""
+    box = Mailbox(entry.path)
+    box.ensure(Box.NEW)
+    copy = handoff.with_header("recipient", role).with_header("enqueued_at", utc_stamp())
+    final = box.path(Box.NEW, name)
+    tmp = fsutil.temp_name(final)
+    fsutil.write_new(tmp, copy.render())
+    made = fsutil.publish(tmp, final)
+    fsutil.fsync_dir(box.path(Box.NEW))
+    return made
+
+
+def fail(path: str, reason: str) -> None:
+    """Move an undeliverable outbox file to failed/ beside a `<name>.error` saying why."""
+    handoffs = os.path.dirname(os.path.dirname(path))
+    failed = os.path.join(handoffs, Box.FAILED)
+    os.makedirs(failed, exist_ok=True)
+    name = os.path.basename(path)
+    target = os.path.join(failed, name)
+    if os.path.lexists(target):
+        target = os.path.join(failed, f"{name}.{utc_stamp().replace(':', '')}")
+    # The reason is written first: a crash before the move leaves the file to be
+    # failed again, never a failed file without its reason.
+    fsutil.atomic_write(target + ".error", f"{reason}\n".encode())
+    fsutil.move_noreplace(path, target)
+    fsutil.fsync_dir(failed)
+
+
+def archive(path: str) -> None:
+    """Move a delivered original from outbox/ to the sender's sent/."""
+    handoffs = os.path.dirname(os.path.dirname(path))
+    sent = os.path.join(handoffs, Box.SENT)
+    os.makedirs(sent, exist_ok=True)
+    target = os.path.join(sent, os.path.basename(path))
+    if os.path.lexists(target):
+        # Already archived once under this name: the outbox file is a duplicate.
+        raise Undeliverable(f"a handoff named {os.path.basename(path)} was already sent")
+    fsutil.move_noreplace(path, target)
+    fsutil.fsync_dir(sent)
+
+
+def deliver(path: str, roles: dict[str, RoleEntry]) -> Outcome:
+    """Deliver the outbox file at `path`: every missing copy, then archive the original."""
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        if not os.path.lexists(path):
+            return Outcome(name, GONE)  # archived by an earlier pass meanwhile
+        return _failed(path, f"unreadable: {exc.strerror}")  # a dangling symlink
+    except OSError as exc:
+        return _failed(path, f"unreadable: {exc.strerror}")
+    try:
+        handoff = message.parse(data, path)
+        copied = [
+            role for role in plan(handoff, name, roles) if copy_to(handoff, name, role, roles[role])
+        ]
+        archive(path)
+    except CorruptFile as exc:
+        return _failed(path, f"malformed: {exc}")
+    except Undeliverable as exc:
+        return _failed(path, str(exc))
+    return Outcome(name, DELIVERED, copied)
+
+
+def _failed(path: str, reason: str) -> Outcome:
+    fail(path, reason)
+    return Outcome(os.path.basename(path), FAILED, reason=reason)

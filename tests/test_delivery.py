@@ -1,0 +1,142 @@
+"""Delivery of outbox files: copies, idempotent retries, and what goes to failed/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from swarmforge import fsutil
+from swarmforge import project as sfproject
+from swarmforge.handoff import delivery, gate, message
+from swarmforge.handoff.mailbox import Box
+from tests.support import Project
+
+
+@pytest.fixture
+def swarm(repo: Path) -> Project:
+    return Project(repo, {"coder": "task", "cleaner": "task", "qa": "batch", "architect": "task"})
+
+
+def send(swarm: Project, sender: str, to: str, text: str = "m") -> str:
+    swarm.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", "d")
+    return gate.queue_handoff("d", cwd=str(swarm.tree(sender)), role=sender)
+
+
+def roles(swarm: Project) -> dict[str, sfproject.RoleEntry]:
+    return sfproject.read_roles(str(swarm.root))
+
+
+def test_a_broadcast_reaches_every_recipient_then_is_archived(swarm: Project) -> None:
+    path = send(swarm, "coder", "cleaner,qa,architect", "hello")
+    name = os.path.basename(path)
+    outcome = delivery.deliver(path, roles(swarm))
+    assert (outcome.status, outcome.copied) == (delivery.DELIVERED, ["cleaner", "qa", "architect"])
+    original = message.read(str(swarm.box("coder", Box.SENT) / name))
+    for role in ("cleaner", "qa", "architect"):
+        assert swarm.names(role, Box.NEW) == [name]
+        copy = message.read(str(swarm.box(role, Box.NEW) / name))
+        assert copy.get("recipient") == role and copy.get("enqueued_at")
+        assert copy.headers[: len(original.headers)] == original.headers
+        assert copy.body == original.body
+    assert swarm.names("coder", Box.OUTBOX) == ["tmp"]
+
+
+def test_a_retry_completes_missing_copies_without_doubling(swarm: Project) -> None:
+    path = send(swarm, "coder", "cleaner,qa,architect")
+    name = os.path.basename(path)
+    table = roles(swarm)
+    handoff = message.read(path)
+    # A crash after the first copy: cleaner has it and has even accepted it.
+    assert delivery.copy_to(handoff, name, "cleaner", table["cleaner"])
+    in_process = swarm.box("cleaner", Box.IN_PROCESS)
+    in_process.mkdir(parents=True)
+    os.rename(swarm.box("cleaner", Box.NEW) / name, in_process / name)
+    # qa already batched and completed it.
+    batch = swarm.box("qa", Box.COMPLETED) / "batch_20260101T000000Z_000001"
+    batch.mkdir(parents=True)
+    assert delivery.copy_to(handoff, name, "qa", table["qa"])
+    os.rename(swarm.box("qa", Box.NEW) / name, batch / name)
+
+    outcome = delivery.deliver(path, table)
+    assert outcome.copied == ["architect"]
+    assert swarm.names("cleaner", Box.NEW) == [] and swarm.names("qa", Box.NEW) == []
+    assert swarm.names("architect", Box.NEW) == [name]
+    assert (swarm.box("coder", Box.SENT) / name).exists()
+
+
+def test_a_different_file_of_the_same_name_is_never_overwritten(swarm: Project) -> None:
+    path = send(swarm, "coder", "qa")
+    name = os.path.basename(path)
+    squatter = swarm.enqueue("qa", name, {"id": "something-else"}, "theirs\n")
+    outcome = delivery.deliver(path, roles(swarm))
+    assert outcome.status == delivery.FAILED and "a different handoff" in outcome.reason
+    assert squatter.read_text() == "id: something-else\n\ntheirs\n"
+    assert (swarm.box("coder", Box.FAILED) / name).exists()
+
+
+def failed_reason(swarm: Project, sender: str, name: str) -> str:
+    failed = swarm.box(sender, Box.FAILED)
+    assert (failed / name).exists() or (failed / name).is_symlink()
+    return (failed / f"{name}.error").read_text()
+
+
+def test_an_unknown_recipient_fails_the_whole_file_before_any_copy(swarm: Project) -> None:
+    path = send(swarm, "coder", "cleaner,qa")
+    name = os.path.basename(path)
+    table = roles(swarm)
+    del table["qa"]  # qa left the swarm after the gate accepted the draft
+    outcome = delivery.deliver(path, table)
+    assert outcome.status == delivery.FAILED
+    assert failed_reason(swarm, "coder", name) == "unknown recipient role 'qa'\n"
+    assert swarm.names("cleaner", Box.NEW) == []
+    assert swarm.names("coder", Box.SENT) == []
+
+
+def test_malformed_and_unreadable_files_fail_with_their_reason(swarm: Project) -> None:
+    outbox = swarm.box("coder", Box.OUTBOX)
+    outbox.mkdir(parents=True)
+    (outbox / "50_bad.handoff").write_bytes(b"to: qa\nthis is not a header\n\nbody\n")
+    (outbox / "50_binary.handoff").write_bytes(b"to: qa\xff\n\n")
+    (outbox / "50_dangling.handoff").symlink_to(outbox / "nowhere")
+    (outbox / "50_noto.handoff").write_bytes(b"from: coder\n\nbody\n")
+    good = send(swarm, "coder", "qa")
+    table = roles(swarm)
+    outcomes = [delivery.deliver(p, table) for p in delivery.pending(str(outbox))]
+    assert [o.status for o in outcomes] == [
+        delivery.DELIVERED,
+        delivery.FAILED,
+        delivery.FAILED,
+        delivery.FAILED,
+        delivery.FAILED,
+    ]
+    assert failed_reason(swarm, "coder", "50_bad.handoff") == (
+        f"malformed: {outbox / '50_bad.handoff'}, line 2: expected 'field: value'\n"
+    )
+    assert failed_reason(swarm, "coder", "50_binary.handoff").startswith("malformed: ")
+    assert failed_reason(swarm, "coder", "50_dangling.handoff") == (
+        "unreadable: No such file or directory\n"
+    )
+    assert failed_reason(swarm, "coder", "50_noto.handoff") == "the handoff has no 'to' header\n"
+    assert swarm.names("qa", Box.NEW) == [os.path.basename(good)]
+    assert swarm.names("coder", Box.OUTBOX) == ["tmp"]
+
+
+def test_pending_ignores_temporary_and_hidden_files(swarm: Project) -> None:
+    outbox = swarm.box("coder", Box.OUTBOX)
+    (outbox / "tmp").mkdir(parents=True)
+    (outbox / "tmp" / "50_x.handoff.tmp").write_text("half")
+    (outbox / ".50_y.handoff").write_text("hidden")
+    (outbox / "notes.txt").write_text("no")
+    (outbox / "dir.handoff").mkdir()
+    assert delivery.pending(str(outbox)) == []
+
+
+def test_publish_never_replaces(tmp_path: Path) -> None:
+    final = tmp_path / "a.handoff"
+    final.write_text("first")
+    tmp = fsutil.temp_name(str(final))
+    fsutil.write_new(tmp, b"second")
+    assert fsutil.publish(tmp, str(final)) is False
+    assert final.read_text() == "first" and not os.path.exists(tmp)
