@@ -1,0 +1,46 @@
+"""Keeping a worktree's pending mailbox items when the worktree is removed."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+from swarmforge.fsutil import move_noreplace
+from swarmforge.git.lock import STATE_DIR
+
+HANDOFFS = os.path.join(STATE_DIR, "handoffs")
+ORPHANED_DIR = os.path.join(STATE_DIR, "orphaned-mailboxes")
+
+
+def _holds_files(directory: str) -> bool:
+    for dirpath, dirnames, filenames in os.walk(directory):
+        # os.walk lists symlinks to directories among dirnames; they count as content.
+        if filenames or any(os.path.islink(os.path.join(dirpath, d)) for d in dirnames):
+            return True
+    return False
+
+
+def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
+    """Move the worktree's mailbox to `<root>/.swarmforge/orphaned-mailboxes/<name>-<stamp>/`.
+
+    Returns where it went, or None when it held nothing but empty directories.
+    """
+    mailbox = os.path.join(worktree, HANDOFFS)
+    if not os.path.isdir(mailbox) or not _holds_files(mailbox):
+        return None
+    parent = os.path.join(root, ORPHANED_DIR)
+    os.makedirs(parent, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = os.path.join(parent, f"{name}-{stamp}")
+    for attempt in range(2, 100):
+        try:
+            move_noreplace(mailbox, target)
+            return target
+        except FileExistsError:
+            target = os.path.join(parent, f"{name}-{stamp}-{attempt}")
+    raise FileExistsError(target)
+
+
+def restore_mailbox(kept: str, worktree: str) -> None:
+    """Put a mailbox moved away by `keep_mailbox` back into its worktree."""
+    move_noreplace(kept, os.path.join(worktree, HANDOFFS))

@@ -1,0 +1,96 @@
+"""The project's repository: find its main checkout, make one, keep our directories out of git."""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.fsutil import atomic_write
+from swarmforge.git import repo
+from swarmforge.git.command import FALLBACK_IDENTITY, git
+from swarmforge.git.lock import STATE_DIR, git_lock
+
+WORKTREES_DIR = ".worktrees"
+EXCLUDED = (f"{STATE_DIR}/", f"{WORKTREES_DIR}/")
+
+
+def main_checkout(root: str) -> repo.Checkout:
+    """The main checkout at `root`; SwarmforgeError if `root` is not the top of one."""
+    found = repo.open_checkout(root)
+    if found is None or not found.is_main:
+        raise SwarmforgeError(
+            f"{root} is not the top directory of a git repository's main checkout.",
+            hint="Pass the project's top directory, or run `git init` there.",
+        )
+    return found
+
+
+def identity_config(path: str) -> tuple[str, ...]:
+    """`-c` options that give git an identity, only when configuration gives none."""
+    return () if repo.has_identity(path) else FALLBACK_IDENTITY
+
+
+def _spellings(pattern: str) -> set[str]:
+    bare = pattern.rstrip("/")
+    return {bare, f"{bare}/", f"/{bare}", f"/{bare}/"}
+
+
+def ensure_excludes_locked(common_dir: str) -> bool:
+    """Add `.swarmforge/` and `.worktrees/` to info/exclude if missing; the caller holds the lock.
+
+    info/exclude lives in the common git dir, so it applies to every worktree:
+    mailboxes and state inside a worktree never show up as changes there either.
+    Returns True when the file was rewritten.
+    """
+    path = os.path.join(common_dir, "info", "exclude")
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [p for p in EXCLUDED if not present & _spellings(p)]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += "".join(f"{p}\n" for p in missing)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    return True
+
+
+def ensure_repository(root: str) -> repo.Checkout:
+    """Make `root` a git repository with a first commit if it is none; keep our dirs out of git.
+
+    A directory that is not yet a repository gets `git init` and a first commit
+    of what it holds (minus what .gitignore and info/exclude leave out). An
+    existing repository is only given the exclude lines, never a commit.
+    """
+    if not os.path.isdir(root):
+        raise SwarmforgeError(f"Project directory {root} does not exist.")
+    root = os.path.realpath(root)
+    if repo.open_checkout(root) is None:
+        if os.path.lexists(os.path.join(root, ".git")):
+            # A .git file or a broken .git directory: `git init` would reuse or clobber it.
+            raise SwarmforgeError(f"{root}/.git exists but is not a usable git checkout.")
+        git(root, "init", "--quiet")
+        fresh = main_checkout(root)
+        with git_lock(root):
+            ensure_excludes_locked(fresh.common_dir)
+        git(root, "add", "--all")
+        git(
+            root,
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            "Initial commit",
+            options=identity_config(root),
+        )
+        return main_checkout(root)
+    found = main_checkout(root)
+    with git_lock(root):
+        ensure_excludes_locked(found.common_dir)
+    return found
