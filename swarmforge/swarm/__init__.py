@@ -1,0 +1,1 @@
+"""The swarm layer: swarmforge.conf, agent command lines, role prompts and the constitution."""

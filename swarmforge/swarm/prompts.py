@@ -1,0 +1,170 @@
+"""Role prompts and the layered constitution, laid out as SwarmForge lays them out.
+
+In a project::
+
+    swarmforge/constitution.prompt            the entry point; takes precedence over articles
+    swarmforge/constitution/articles/*.prompt the articles, read in name order
+    swarmforge/roles/<role>.prompt            one prompt per role
+
+The tool ships shared articles (`roles/constitution/articles/` in this checkout). As
+SwarmForge does, the ones a project lacks are installed into its articles directory
+and existing files are never touched, so a project overrides a shipped article by
+keeping a file of the same name, and adds to it with a `local-<name>.prompt`.
+
+Agents are started with SwarmForge's short instruction (read the constitution and the
+role prompt, and every file they refer to); `assemble_prompt` gives the same
+instructions pre-resolved as one text, for commands that cannot read files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.fsutil import fsync_dir, publish, temp_name, write_new
+from swarmforge.swarm.config import CONSTITUTION_FILE, SWARMFORGE_DIR, role_prompt_path
+
+ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
+INSTRUCTIONS_DIR = os.path.join(".swarmforge", "prompts")
+PROMPT_SUFFIX = ".prompt"
+
+
+def shipped_root() -> str:
+    """The directory holding the tool's shipped `roles/` and `conf/`."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def shipped_roles_dir() -> str:
+    """The shipped role prompts and constitution (`roles/`)."""
+    return os.path.join(shipped_root(), "roles")
+
+
+def shipped_articles_dir() -> str:
+    """The shipped shared constitution articles."""
+    return os.path.join(shipped_roles_dir(), "constitution", "articles")
+
+
+def shipped_packs_dir() -> str:
+    """The shipped ready configurations (`conf/<pack>/`)."""
+    return os.path.join(shipped_root(), "conf")
+
+
+@dataclass(frozen=True)
+class Article:
+    """One constitution article as an agent sees it: the project's own, or the shipped one."""
+
+    name: str
+    path: str
+    shipped: bool
+
+
+def article_names(directory: str) -> list[str]:
+    """File names of the `*.prompt` articles in `directory`, sorted; none if it is missing."""
+    try:
+        entries = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        name
+        for name in entries
+        if name.endswith(PROMPT_SUFFIX)
+        and not name.startswith(".")
+        and os.path.isfile(os.path.join(directory, name))
+    )
+
+
+def layer(local: Iterable[str], shipped: Iterable[str]) -> dict[str, bool]:
+    """Article name -> True when the shipped one applies; a local name always wins."""
+    layered = dict.fromkeys(shipped, True)
+    layered.update(dict.fromkeys(local, False))
+    return dict(sorted(layered.items()))
+
+
+def effective_articles(project_root: str, shipped_dir: str | None = None) -> list[Article]:
+    """The articles that apply to the project, local files overriding shipped ones."""
+    local_dir = os.path.join(os.path.abspath(project_root), ARTICLES_DIR)
+    ship_dir = shipped_articles_dir() if shipped_dir is None else shipped_dir
+    layered = layer(article_names(local_dir), article_names(ship_dir))
+    return [
+        Article(name, os.path.join(ship_dir if shipped else local_dir, name), shipped)
+        for name, shipped in layered.items()
+    ]
+
+
+def install_missing_articles(project_root: str, shipped_dir: str | None = None) -> list[str]:
+    """Copy shipped articles the project lacks into its articles directory; the paths written."""
+    ship_dir = shipped_articles_dir() if shipped_dir is None else shipped_dir
+    local_dir = os.path.join(os.path.abspath(project_root), ARTICLES_DIR)
+    written: list[str] = []
+    for name in article_names(ship_dir):
+        target = os.path.join(local_dir, name)
+        if os.path.lexists(target):
+            continue
+        with open(os.path.join(ship_dir, name), "rb") as f:
+            data = f.read()
+        os.makedirs(local_dir, exist_ok=True)
+        tmp = temp_name(target)
+        write_new(tmp, data)
+        # A link, not a rename: a file that appeared meanwhile is kept, never replaced.
+        if publish(tmp, target):
+            written.append(target)
+    if written:
+        fsync_dir(local_dir)
+    return written
+
+
+def instruction_text(role: str) -> str:
+    """The opening prompt every agent gets, pointing it at its constitution and role prompt."""
+    return (
+        f"Read {CONSTITUTION_FILE} and every file it refers to, recursively, "
+        "and obey all of those instructions.\n"
+        f"Read {os.path.join(SWARMFORGE_DIR, 'roles', role + PROMPT_SUFFIX)} and every file "
+        "it refers to, recursively, and follow all of those instructions.\n"
+    )
+
+
+def instruction_path(project_root: str, role: str) -> str:
+    """Where the launcher keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
+    return os.path.join(os.path.abspath(project_root), INSTRUCTIONS_DIR, f"{role}.md")
+
+
+def render_bundle(role: str, parts: Sequence[tuple[str, str]]) -> str:
+    """One text holding every (name, text) part in order, each under a header naming it."""
+    out = [f"SwarmForge instructions for the {role} role. Every file is included below.\n"]
+    for name, text in parts:
+        body = text if text.endswith("\n") else text + "\n"
+        out.append(f"\n===== {name} =====\n{body}")
+    return "".join(out)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise SwarmforgeError(f"Prompt not found at {path}") from None
+    except UnicodeDecodeError:
+        raise SwarmforgeError(f"{path}: not valid UTF-8") from None
+
+
+def prompt_parts(
+    project_root: str, role: str, shipped_dir: str | None = None
+) -> list[tuple[str, str]]:
+    """(name, text) of the constitution, each effective article, then the role prompt."""
+    root = os.path.abspath(project_root)
+    parts = [(CONSTITUTION_FILE, _read(os.path.join(root, CONSTITUTION_FILE)))]
+    for article in effective_articles(root, shipped_dir):
+        name = os.path.join(ARTICLES_DIR, article.name)
+        if article.shipped:
+            name += " (shipped with swarmforge)"
+        parts.append((name, _read(article.path)))
+    prompt = role_prompt_path(root, role)
+    parts.append((os.path.relpath(prompt, root), _read(prompt)))
+    return parts
+
+
+def assemble_prompt(project_root: str, role: str, shipped_dir: str | None = None) -> str:
+    """The constitution, its articles and the role prompt of `role`, resolved into one text."""
+    return render_bundle(role, prompt_parts(project_root, role, shipped_dir))

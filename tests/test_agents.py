@@ -1,0 +1,158 @@
+"""Agent command lines: SwarmForge's four agents, exec roles and any other command."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import agents
+from swarmforge.swarm.agents import Launch, agent_argv, exec_argv, launch_argv, role_argv
+from swarmforge.swarm.config import RoleSpec, parse_config
+
+TREE = "/work/project/.worktrees/coder"
+PROMPT_FILE = "/work/project/.swarmforge/prompts/coder.md"
+TEXT = "Read swarmforge/constitution.prompt ...\nRead swarmforge/roles/coder.prompt ...\n"
+LAUNCH = Launch(worktree_path=TREE, prompt_file=PROMPT_FILE, prompt_text=TEXT)
+
+
+def role(line: str) -> RoleSpec:
+    return parse_config(line + "\n").roles[0]
+
+
+def test_claude_is_started_as_swarmforge_starts_it() -> None:
+    argv = agent_argv(role('window coder claude coder --model "opus 4"'), LAUNCH)
+    assert argv == [
+        "claude",
+        "--append-system-prompt-file",
+        PROMPT_FILE,
+        "--permission-mode",
+        "acceptEdits",
+        "-n",
+        "SwarmForge Coder",
+        "--model",
+        "opus 4",
+        TEXT,
+    ]
+
+
+def test_codex_is_started_as_swarmforge_starts_it() -> None:
+    assert agent_argv(role("window coder codex coder"), LAUNCH) == ["codex", "-C", TREE, TEXT]
+    argv = agent_argv(role("window coder codex coder batch --full-auto -m o3"), LAUNCH)
+    assert argv == ["codex", "-C", TREE, "--full-auto", "-m", "o3", TEXT]
+
+
+def test_copilot_is_started_as_swarmforge_starts_it() -> None:
+    argv = agent_argv(role("window code-review copilot coder --yolo"), LAUNCH)
+    assert argv == [
+        "copilot",
+        "-C",
+        TREE,
+        "--name",
+        "SwarmForge Code Review",
+        "--yolo",
+        "-i",
+        TEXT,
+    ]
+
+
+def test_grok_is_started_as_swarmforge_starts_it() -> None:
+    argv = agent_argv(role("window coder grok coder"), LAUNCH)
+    assert argv == [
+        "grok",
+        "--cwd",
+        TREE,
+        "--permission-mode",
+        "acceptEdits",
+        "--rules",
+        TEXT,
+        "--verbatim",
+        TEXT,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "mode"),
+    [
+        ("--always-approve", "bypassPermissions"),
+        ("--yolo", "bypassPermissions"),
+        ("--permission-mode bypassPermissions", "bypassPermissions"),
+        ("--permission-mode acceptEdits", "acceptEdits"),
+        ("--model grok-4", "acceptEdits"),
+        ("--yolo-not", "acceptEdits"),
+    ],
+)
+def test_grok_bypasses_permissions_only_when_asked(extra: str, mode: str) -> None:
+    spec = role(f"window coder grok coder {extra}")
+    argv = agent_argv(spec, LAUNCH)
+    assert argv[3:5] == ["--permission-mode", mode]
+    assert argv[5 : 5 + len(spec.extra_args)] == list(spec.extra_args)
+    assert argv[-4:] == ["--rules", TEXT, "--verbatim", TEXT]
+
+
+def test_any_other_agent_gets_its_args_then_the_prompt() -> None:
+    assert agent_argv(role("window coder aider coder --yes"), LAUNCH) == ["aider", "--yes", TEXT]
+    assert agents.agent_kind("aider") == "command"
+    assert [agents.agent_kind(a) for a in ("claude", "grok", "exec")] == ["claude", "grok", "exec"]
+
+
+def test_exec_roles_run_their_command_and_nothing_else() -> None:
+    spec = role("window tests exec tests batch python -m pytest -q")
+    assert exec_argv(spec) == ["python", "-m", "pytest", "-q"]
+    assert role_argv(spec, LAUNCH) == ["python", "-m", "pytest", "-q"]
+    with pytest.raises(SwarmforgeError, match="is an exec role"):
+        agent_argv(spec, LAUNCH)
+    with pytest.raises(SwarmforgeError, match="is not an exec role"):
+        exec_argv(role("window coder codex coder"))
+
+
+def test_an_exec_role_without_a_command_is_refused() -> None:
+    spec = RoleSpec.model_construct(name="t", agent="exec", worktree="t", extra_args=())
+    with pytest.raises(SwarmforgeError, match="exec role 't' needs a command"):
+        exec_argv(spec)
+
+
+def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
+    spec = role("window coder codex coder --note 'a; rm -rf / #'")
+    argv = agent_argv(spec, Launch(TREE, PROMPT_FILE, "it's $(danger) `x`"))
+    assert argv == ["codex", "-C", TREE, "--note", "a; rm -rf / #", "it's $(danger) `x`"]
+
+
+def executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_launch_checks_the_command_on_path(tmp_path: Path) -> None:
+    tool = executable(tmp_path / "bin" / "mytool")
+    launch = Launch(str(tmp_path), PROMPT_FILE, TEXT)
+    spec = role("window coder mytool coder -x")
+    assert launch_argv(spec, launch, path=str(tool.parent)) == ["mytool", "-x", TEXT]
+    with pytest.raises(SwarmforgeError) as caught:
+        launch_argv(spec, launch, path=str(tmp_path / "empty"))
+    assert caught.value.message == "'mytool' is required by role 'coder' but was not found on PATH"
+    assert "swarmforge.conf" in caught.value.hint
+
+
+def test_launch_checks_swarmforges_agents_and_exec_commands_too(tmp_path: Path) -> None:
+    launch = Launch(str(tmp_path), PROMPT_FILE, TEXT)
+    with pytest.raises(SwarmforgeError, match="'claude' is required by role 'coder'"):
+        launch_argv(role("window coder claude coder"), launch, path=str(tmp_path))
+    with pytest.raises(SwarmforgeError, match="'no-such-runner' is required by role 't'"):
+        launch_argv(role("window t exec t no-such-runner"), launch, path=str(tmp_path))
+
+
+def test_a_command_with_a_slash_is_found_from_the_worktree(tmp_path: Path) -> None:
+    executable(tmp_path / "scripts" / "check.sh")
+    (tmp_path / "scripts" / "plain.txt").write_text("not executable\n")
+    launch = Launch(str(tmp_path), PROMPT_FILE, TEXT)
+    spec = role("window t exec t ./scripts/check.sh --fast")
+    assert launch_argv(spec, launch, path="") == ["./scripts/check.sh", "--fast"]
+    found = agents.find_executable("./scripts/check.sh", path="", cwd=str(tmp_path))
+    assert found is not None and os.path.samefile(found, tmp_path / "scripts" / "check.sh")
+    assert agents.find_executable("scripts/plain.txt", path="", cwd=str(tmp_path)) is None

@@ -1,0 +1,206 @@
+"""Role prompts and the layered constitution: shipped articles, local overrides, assembly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import prompts
+from swarmforge.swarm.config import parse_config
+from swarmforge.swarm.prompts import (
+    assemble_prompt,
+    effective_articles,
+    install_missing_articles,
+    shipped_articles_dir,
+    shipped_packs_dir,
+    shipped_roles_dir,
+)
+
+ARTICLES = Path("swarmforge") / "constitution" / "articles"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def shipped(tmp_path: Path) -> Path:
+    """A stand-in for the tool's shipped articles."""
+    directory = tmp_path / "shipped"
+    for name in ("engineering", "handoffs", "workflow"):
+        write(directory / f"{name}.prompt", f"shipped {name}\n")
+    return directory
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project laid out as SwarmForge lays it out, with a local override and additions."""
+    root = tmp_path / "project"
+    write(root / "swarmforge" / "constitution.prompt", "constitution text\n")
+    write(root / ARTICLES / "workflow.prompt", "local workflow\n")
+    write(root / ARTICLES / "local-engineering.prompt", "local engineering\n")
+    write(root / ARTICLES / "project.prompt", "project shape")
+    write(root / "swarmforge" / "roles" / "coder.prompt", "You are the coder.\n")
+    return root
+
+
+def test_a_local_article_overrides_the_shipped_one_of_the_same_name(
+    project: Path, shipped: Path
+) -> None:
+    articles = effective_articles(str(project), str(shipped))
+    assert [(a.name, a.shipped) for a in articles] == [
+        ("engineering.prompt", True),
+        ("handoffs.prompt", True),
+        ("local-engineering.prompt", False),
+        ("project.prompt", False),
+        ("workflow.prompt", False),
+    ]
+    workflow = articles[-1]
+    assert workflow.path == str(project / ARTICLES / "workflow.prompt")
+    assert articles[0].path == str(shipped / "engineering.prompt")
+
+
+def test_layering_is_a_pure_merge_in_name_order() -> None:
+    assert prompts.layer(["b.prompt"], ["c.prompt", "b.prompt", "a.prompt"]) == {
+        "a.prompt": True,
+        "b.prompt": False,
+        "c.prompt": True,
+    }
+
+
+def test_only_regular_prompt_files_are_articles(tmp_path: Path) -> None:
+    write(tmp_path / "a.prompt", "a\n")
+    write(tmp_path / "notes.md", "not an article\n")
+    write(tmp_path / ".hidden.prompt", "editor file\n")
+    (tmp_path / "dir.prompt").mkdir()
+    assert prompts.article_names(str(tmp_path)) == ["a.prompt"]
+    assert prompts.article_names(str(tmp_path / "missing")) == []
+
+
+def test_install_writes_only_missing_articles(project: Path, shipped: Path) -> None:
+    written = install_missing_articles(str(project), str(shipped))
+    assert written == [
+        str(project / ARTICLES / n) for n in ("engineering.prompt", "handoffs.prompt")
+    ]
+    assert (project / ARTICLES / "engineering.prompt").read_text() == "shipped engineering\n"
+    assert (project / ARTICLES / "workflow.prompt").read_text() == "local workflow\n"
+    assert install_missing_articles(str(project), str(shipped)) == []
+    leftovers = [n for n in os.listdir(project / ARTICLES) if n.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_install_never_replaces_anything_already_there(tmp_path: Path, shipped: Path) -> None:
+    root = tmp_path / "p"
+    write(root / ARTICLES / "engineering.prompt", "mine\n")
+    (root / ARTICLES / "handoffs.prompt").symlink_to(root / "nowhere")
+    (root / ARTICLES / "workflow.prompt").mkdir()
+    assert install_missing_articles(str(root), str(shipped)) == []
+    assert (root / ARTICLES / "engineering.prompt").read_text() == "mine\n"
+    assert (root / ARTICLES / "handoffs.prompt").is_symlink()
+    assert (root / ARTICLES / "workflow.prompt").is_dir()
+
+
+def test_install_creates_the_articles_directory(tmp_path: Path, shipped: Path) -> None:
+    written = install_missing_articles(str(tmp_path), str(shipped))
+    assert len(written) == 3
+    assert sorted(os.listdir(tmp_path / ARTICLES)) == [
+        "engineering.prompt",
+        "handoffs.prompt",
+        "workflow.prompt",
+    ]
+
+
+def test_the_assembled_prompt_holds_constitution_articles_then_role(
+    project: Path, shipped: Path
+) -> None:
+    text = assemble_prompt(str(project), "coder", str(shipped))
+    order = [
+        "constitution text",
+        "shipped engineering",
+        "shipped handoffs",
+        "local engineering",
+        "project shape\n",
+        "local workflow",
+        "You are the coder.",
+    ]
+    positions = [text.index(part) for part in order]
+    assert positions == sorted(positions)
+    assert "shipped workflow" not in text
+    assert "===== swarmforge/constitution.prompt =====" in text
+    assert "===== swarmforge/constitution/articles/handoffs.prompt (shipped" in text
+    assert "===== swarmforge/roles/coder.prompt =====" in text
+    assert text.startswith("SwarmForge instructions for the coder role.")
+
+
+def test_assembly_fails_clearly_without_the_role_prompt(project: Path, shipped: Path) -> None:
+    with pytest.raises(SwarmforgeError, match=r"Prompt not found at .*roles/QA\.prompt"):
+        assemble_prompt(str(project), "QA", str(shipped))
+    write(project / "swarmforge" / "roles" / "QA.prompt", "").write_bytes(b"\xff\n")
+    with pytest.raises(SwarmforgeError, match=r"QA\.prompt: not valid UTF-8"):
+        assemble_prompt(str(project), "QA", str(shipped))
+
+
+def test_the_instruction_points_at_the_constitution_and_the_role_prompt() -> None:
+    text = prompts.instruction_text("QA")
+    assert "swarmforge/constitution.prompt" in text and "swarmforge/roles/QA.prompt" in text
+    assert text.count("\n") == 2
+    path = prompts.instruction_path("/p/x", "QA")
+    assert path == os.path.join("/p/x", ".swarmforge", "prompts", "QA.md")
+
+
+def test_the_tool_ships_a_constitution_and_shared_articles() -> None:
+    constitution = (Path(shipped_roles_dir()) / "constitution.prompt").read_text()
+    assert "swarmforge/constitution/articles/" in constitution
+    assert prompts.article_names(shipped_articles_dir()) == [
+        "engineering.prompt",
+        "handoffs.prompt",
+        "workflow.prompt",
+    ]
+
+
+ROLE_PROMPTS = sorted(
+    p.name for p in Path(shipped_roles_dir()).glob("*.prompt") if p.name != "constitution.prompt"
+)
+
+
+def test_the_tool_ships_the_prompts_of_every_pack_role() -> None:
+    expected = {"specifier", "coder", "cleaner", "refactorer", "architect", "hardener", "QA"}
+    assert {name.removesuffix(".prompt") for name in ROLE_PROMPTS} == expected
+
+
+@pytest.mark.parametrize("name", ROLE_PROMPTS)
+def test_each_role_prompt_teaches_the_helpers(name: str) -> None:
+    text = (Path(shipped_roles_dir()) / name).read_text()
+    assert 30 <= text.count("\n") <= 80
+    for needle in (
+        "ready_for_next.sh",
+        "done_with_current.sh",
+        "swarm_handoff.sh",
+        "NO_TASK",
+        "BATCH",
+        "merge_and_process <sender> <commit>",
+        "type: git_handoff",
+        "priority: ",
+        "commit: <10 hex characters>",
+        "HANDOFF QUEUED",
+    ):
+        assert needle in text, needle
+
+
+@pytest.mark.parametrize("pack", ["two-pack", "four-pack", "six-pack"])
+def test_each_pack_explains_its_pipeline(pack: str, tmp_path: Path) -> None:
+    pack_dir = Path(shipped_packs_dir()) / pack
+    config = parse_config((pack_dir / "swarmforge.conf").read_text())
+    project_article = (pack_dir / "constitution" / "articles" / "project.prompt").read_text()
+    for role in config.names:
+        assert role in project_article
+    assert "priority: 00" in project_article and "merge-only" in project_article
+    # In a project, the pack's own article joins the shipped shared ones.
+    write(tmp_path / ARTICLES / "project.prompt", project_article)
+    names = [a.name for a in effective_articles(str(tmp_path))]
+    assert names == ["engineering.prompt", "handoffs.prompt", "project.prompt", "workflow.prompt"]
