@@ -1,0 +1,236 @@
+"""The tmux backend: each interactive role in its own session on the project's private server.
+
+Every call goes to `tmux -L SOCKET`, so the user's own server and sessions are never
+touched. Arguments reach tmux as an argv list, never through a shell; the few places
+where tmux itself would reinterpret an argument are escaped here.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psutil
+
+from swarmforge import proc
+from swarmforge.errors import SwarmforgeError
+
+WIDTH, HEIGHT = 220, 50
+KILL_TIMEOUT = 5.0
+# tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
+# name with one of these would not be found again under the name it was given.
+_NAME_FORBIDDEN = ".:#"
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """One session to start: its name, directory, command and environment."""
+
+    name: str
+    cwd: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _arg(value: str) -> str:
+    """`value` as one tmux command argument that arrives unchanged."""
+    # tmux ends a command at an argument ending in ';' and reads a final '\;' as ';'.
+    return value[:-1] + "\\;" if value.endswith(";") else value
+
+
+def _command(argv: list[str]) -> list[str]:
+    """`argv` in a form tmux executes directly."""
+    # tmux hands a lone argument to the user's shell, which would split and expand it;
+    # POSIX sh given the name as "$0" runs it verbatim, and exec keeps the pane's pid.
+    return ["/bin/sh", "-c", 'exec "$0"', argv[0]] if len(argv) == 1 else list(argv)
+
+
+def _check(name: str, argv: list[str], env: dict[str, str]) -> None:
+    """Refuse what tmux would silently alter or misread."""
+    if not name or any(c in _NAME_FORBIDDEN for c in name):
+        raise SwarmforgeError(
+            f"Invalid tmux session name {name!r}.",
+            hint=f"Use a non-empty name without any of {_NAME_FORBIDDEN!r}.",
+        )
+    if not argv:
+        raise SwarmforgeError(f"No command given for tmux session '{name}'.")
+    for key in env:
+        if not key or "=" in key:
+            raise SwarmforgeError(f"Invalid environment variable name {key!r} for '{name}'.")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+class Tmux:
+    """A tmux server on a private socket (`tmux -L socket`), optionally with its own config."""
+
+    def __init__(self, socket: str, config: str | None = None) -> None:
+        self.socket = socket
+        self.config = config
+
+    def _run(self, *commands: list[str]) -> proc.Completed:
+        argv = ["tmux", "-L", self.socket]
+        if self.config is not None:
+            # Read only when this call starts the server; ignored by a running one.
+            argv += ["-f", self.config]
+        for i, command in enumerate(commands):
+            if i:
+                argv.append(";")
+            argv += [_arg(a) for a in command]
+        return proc.run(argv)
+
+    def _error(self, what: str, result: proc.Completed) -> SwarmforgeError:
+        detail = result.stderr.decode(errors="replace").strip() or f"exit {result.returncode}"
+        hint = ""
+        if "command too long" in detail:
+            hint = "tmux takes about 16 KB of arguments: shorten the command or its environment."
+        return SwarmforgeError(f"tmux could not {what} (socket {self.socket}): {detail}", hint=hint)
+
+    def server_running(self) -> bool:
+        """True if a server answers on the socket."""
+        return self._run(["list-sessions"]).ok
+
+    def base_indexes(self) -> tuple[int, int]:
+        """The effective global `base-index` and `pane-base-index`."""
+        # start-server reads the config files when no server runs (and, with tmux's
+        # default exit-empty, the server leaves again as this client does).
+        result = self._run(
+            ["start-server"],
+            ["show-options", "-gv", "base-index"],
+            ["show-options", "-gwv", "pane-base-index"],
+        )
+        values = result.stdout.decode(errors="replace").split()
+        if not result.ok or len(values) != 2 or not all(v.isdigit() for v in values):
+            raise self._error("read base-index and pane-base-index", result)
+        return int(values[0]), int(values[1])
+
+    def has_session(self, name: str) -> bool:
+        """True if a session called exactly `name` exists."""
+        return self._run(["has-session", "-t", f"={name}"]).ok
+
+    def sessions(self) -> list[str]:
+        """The names of the server's sessions (none when no server runs)."""
+        result = self._run(["list-sessions", "-F", "#{session_name}"])
+        # list-sessions fails only when no server answers: then there are no sessions.
+        return result.stdout.decode(errors="replace").splitlines() if result.ok else []
+
+    def new_session(
+        self,
+        name: str,
+        cwd: str,
+        argv: list[str],
+        env: dict[str, str],
+        width: int = WIDTH,
+        height: int = HEIGHT,
+    ) -> bool:
+        """Start a detached session running `argv` in `cwd`; False if it already exists."""
+        _check(name, argv, env)
+        if self.has_session(name):
+            return False
+        return self._create(SessionSpec(name, cwd, argv, env), width, height)
+
+    def _create(self, spec: SessionSpec, width: int, height: int) -> bool:
+        # -c is expanded as a format: '##' is a literal '#'.
+        create = ["new-session", "-d", "-s", spec.name, "-c", spec.cwd.replace("#", "##")]
+        create += ["-x", str(width), "-y", str(height)]
+        for key, value in spec.env.items():
+            create += ["-e", f"{key}={value}"]
+        create += ["--", *_command(spec.argv)]
+        # Chained in one call, so a user's global remain-on-exit never keeps a dead
+        # agent's pane (and its session) around, even for an instant.
+        keep = ["set-option", "-w", "-t", f"={spec.name}:", "remain-on-exit", "off"]
+        result = self._run(create, keep)
+        if result.ok:
+            return True
+        if self.has_session(spec.name):
+            return False  # another caller created it meanwhile
+        raise self._error(f"start session '{spec.name}'", result)
+
+    def pane_pid(self, name: str) -> int | None:
+        """The pid of the process in the session's first pane, or None without a session."""
+        if not self.has_session(name):
+            return None
+        base, pane_base = self.base_indexes()
+        target = f"={name}:{base}.{pane_base}"
+        result = self._run(["display-message", "-p", "-t", target, "#{pane_pid}"])
+        text = result.stdout.decode(errors="replace").strip()
+        return int(text) if result.ok and text.isdigit() else None
+
+    def send_line(self, name: str, text: str) -> None:
+        """Type `text` literally into the session's active pane, then press Enter."""
+        if "\n" in text or "\r" in text:
+            raise SwarmforgeError(f"Cannot send a line containing a line break to '{name}'.")
+        target = f"={name}:"
+        # Text and Enter go as two calls: agents' prompts treat a newline that arrives
+        # with pasted text as part of the text, not as a submission.
+        typed = [["-l", "--", text]] if text else []
+        for keys in [*typed, ["Enter"]]:
+            result = self._run(["send-keys", "-t", target, *keys])
+            if not result.ok:
+                raise self._error(f"type into session '{name}'", result)
+
+    def kill_session(self, name: str) -> bool:
+        """End session `name` and its processes; False if there was none."""
+        return self._run(["kill-session", "-t", f"={name}"]).ok
+
+    def kill_server(self, timeout: float = KILL_TIMEOUT) -> None:
+        """End the server and all its sessions, returning once it is gone."""
+        found = self._run(["display-message", "-p", "#{pid}"])
+        text = found.stdout.decode(errors="replace").strip()
+        if not found.ok or not text.isdigit():
+            return  # no server runs
+        self._run(["kill-server"])
+        # kill-server returns before the server exits, and a client connecting to the
+        # dying server fails: wait, so that a following start finds a clean socket.
+        deadline = time.monotonic() + timeout
+        while _alive(int(text)):
+            if time.monotonic() > deadline:
+                raise SwarmforgeError(
+                    f"The tmux server {text} (socket {self.socket}) did not exit."
+                )
+            time.sleep(0.01)
+
+    def start_all(
+        self,
+        sessions: list[SessionSpec],
+        stagger: float,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> list[str]:
+        """Create the missing sessions in order, `stagger` seconds apart; the names created."""
+        for spec in sessions:
+            _check(spec.name, spec.argv, spec.env)  # all before any: nothing half-started
+        created: list[str] = []
+        for spec in sessions:
+            if self.has_session(spec.name):
+                continue
+            if created:
+                # Agents starting at the same instant contend for logins and rate limits.
+                sleep(stagger)
+            if self._create(spec, WIDTH, HEIGHT):
+                created.append(spec.name)
+        return created
+
+
+def sleep_inhibitor_argv(
+    *, platform: str = sys.platform, path: str | None = None
+) -> list[str] | None:
+    """The command that keeps the machine awake until killed, or None if there is none."""
+    if proc.which("systemd-inhibit", path):
+        return [
+            "systemd-inhibit",
+            "--what=idle:sleep",
+            "--who=swarmforge",
+            "--why=a swarm is running",
+            "sleep",
+            "infinity",
+        ]
+    if platform == "darwin" and proc.which("caffeinate", path):
+        return ["caffeinate", "-i"]
+    return None
