@@ -20,9 +20,9 @@ def temp_name(path: str) -> str:
     return os.path.join(head, f".{tail}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
 
 
-def write_new(path: str, data: bytes, *, durable: bool = True) -> None:
+def write_new(path: str, data: bytes, *, durable: bool = True, mode: int = 0o644) -> None:
     """Write `data` to `path`, which must not exist yet, and flush it to disk."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:
@@ -33,11 +33,11 @@ def write_new(path: str, data: bytes, *, durable: bool = True) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(path: str, data: bytes, *, durable: bool = True, mode: int = 0o644) -> None:
     """Replace `path` by `data` so that readers see the old or the new file, never a mix."""
     tmp = temp_name(path)
     try:
-        write_new(tmp, data, durable=durable)
+        write_new(tmp, data, durable=durable, mode=mode)
         os.replace(tmp, path)
     except BaseException:
         _unlink_quietly(tmp)

@@ -112,3 +112,27 @@ def run(argv: list[str], *, input: bytes = b"", env: dict[str, str] | None = Non
             os.close(fd)
     _, status = os.waitpid(pid, 0)
     return Completed(argv, os.waitstatus_to_exitcode(status), out, err)
+
+
+def run_in(
+    argv: list[str], *, cwd: str, env: dict[str, str], input: bytes = b"", output: int | None = None
+) -> int:
+    """Run `argv` in `cwd` feeding it `input`, its output to file descriptor `output`; its exit.
+
+    For the swarm's own commands (exec roles), not the helpers' hot path, so the
+    subprocess module is fine here. Raises SwarmforgeError if it cannot start.
+    """
+    import subprocess
+
+    try:
+        return subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            input=input,
+            stdout=output,
+            stderr=subprocess.STDOUT if output is not None else None,
+            check=False,
+        ).returncode
+    except OSError as exc:
+        raise SwarmforgeError(f"Cannot run '{argv[0]}' in {cwd}: {exc.strerror}.") from None

@@ -143,8 +143,11 @@ def _serve(daemon: Daemon, paths: Paths) -> int:
     return delivered
 
 
-def start(root: str, notify_args: list[str]) -> tuple[int, bool]:
-    """Start a detached daemon unless one runs; (pid, True if it was already running)."""
+def start(root: str, notify_args: list[str], env: dict[str, str] | None = None) -> tuple[int, bool]:
+    """Start a detached daemon unless one runs; (pid, True if it was already running).
+
+    `env` adds to the daemon's environment (a run tags everything it starts).
+    """
     paths = Paths(root)
     pid = running_pid(paths)
     if pid is not None:
@@ -163,6 +166,7 @@ def start(root: str, notify_args: list[str]) -> tuple[int, bool]:
             start_new_session=True,
             cwd=root,
             check=True,
+            env={**os.environ, **(env or {})},
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:

@@ -142,6 +142,15 @@ def complete_batch(src: str, dst: str, items: list[str]) -> None:
     move(src, dst)
 
 
+def annotate(path: str, headers: list[tuple[str, str]]) -> message.Handoff:
+    """Add or replace headers of the handoff in process at `path` (e.g. a failed outcome)."""
+    handoff = message.read(path)
+    for field, value in headers:
+        handoff = handoff.with_header(field, value)
+    fsutil.atomic_write(path, handoff.render())
+    return handoff
+
+
 def _restamp(
     path: str, handoff: message.Handoff, field: str, value: str | None = None
 ) -> message.Handoff:

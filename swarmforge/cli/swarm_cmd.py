@@ -1,0 +1,218 @@
+"""`swarmforge up|down|status|gc|port`, and the hidden entry points of a run's processes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from swarmforge.errors import EXIT_OK, SwarmforgeError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    p.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the swarm subcommands."""
+    up = sub.add_parser(
+        "up",
+        help="start (or resume) every role of swarmforge/swarmforge.conf",
+        description="Create each role's worktree, write roles.tsv, start the "
+        "delivery daemon and the agents. Idempotent.",
+    )
+    _project_arg(up)
+    up.add_argument(
+        "--backend",
+        choices=("tmux", "headless"),
+        help="tmux sessions on a private socket (default, or the run's backend "
+        "when resuming), or supervised headless processes",
+    )
+    up.add_argument(
+        "--stagger",
+        type=float,
+        metavar="SECONDS",
+        help="pause between starting two tmux sessions (default 1)",
+    )
+    up.add_argument(
+        "--inhibit-sleep", action="store_true", help="keep the machine awake while the swarm runs"
+    )
+    up.set_defaults(handler=_up)
+    down = sub.add_parser(
+        "down",
+        help="stop everything the run started",
+        description="Stop the agents' process trees, the tmux sessions, the runner and the daemon.",
+    )
+    _project_arg(down)
+    down.add_argument(
+        "--purge",
+        action="store_true",
+        help="also remove the run's worktrees (uncommitted work is saved to "
+        "refs/swarmforge/rescue/<run>/<worktree> first; mailboxes are kept)",
+    )
+    down.set_defaults(handler=_down)
+    status = sub.add_parser(
+        "status",
+        help="per role: worktree, branch, port, agent, queue, "
+        "current item, dirty files, failures, rescues",
+    )
+    _project_arg(status)
+    status.set_defaults(handler=_status)
+    gc = sub.add_parser("gc", help="clean up after a runner that was killed")
+    _project_arg(gc)
+    gc.set_defaults(handler=_gc)
+    port = sub.add_parser("port", help="print the deterministic port of a branch")
+    port.add_argument("branch")
+    port.set_defaults(handler=_port)
+    for name, handler in (("role-loop", _role_loop), ("supervise", _supervise)):
+        hidden = sub.add_parser(name)  # started by `up`, not by people
+        _project_arg(hidden, json_flag=False)
+        if name == "role-loop":
+            hidden.add_argument("role")
+        hidden.set_defaults(handler=handler)
+
+
+def _root(ns: argparse.Namespace) -> str:
+    from swarmforge.cli.parser import project_root
+
+    return project_root(ns.project)
+
+
+def _up_root(ns: argparse.Namespace) -> str:
+    """`up` may run before roles.tsv exists: look for swarmforge/swarmforge.conf instead."""
+    if ns.project:
+        return _root(ns)
+    here = os.getcwd()
+    while True:
+        if os.path.isfile(os.path.join(here, "swarmforge", "swarmforge.conf")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise SwarmforgeError(
+                f"No swarmforge/swarmforge.conf here or above {os.getcwd()}.",
+                hint="Run `swarmforge init` first.",
+            )
+        here = parent
+
+
+def _say(ns: argparse.Namespace) -> Callable[[str], None]:
+    """Progress lines on stderr, unless the result goes out as JSON."""
+
+    def say(message: str) -> None:
+        if not ns.json:
+            print(message, file=sys.stderr, flush=True)
+
+    return say
+
+
+def _up(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm import launcher
+
+    record, already = launcher.up(
+        _up_root(ns),
+        ns.backend,
+        stagger=ns.stagger,
+        inhibit_sleep=ns.inhibit_sleep,
+        progress=_say(ns),
+    )
+    if ns.json:
+        print(json.dumps({"already_running": already, **record.model_dump()}, indent=2))
+        return EXIT_OK
+    print(f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})")
+    for role in record.roles:
+        print(f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}")
+    return EXIT_OK
+
+
+def _down(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm import launcher
+
+    report = launcher.down(_root_or_cwd(ns), purge=ns.purge, progress=_say(ns))
+    if ns.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"swarm {report['run_id'] or '(none)'} stopped"
+            + (" and its worktrees removed" if ns.purge else "")
+        )
+    return EXIT_OK
+
+
+def _root_or_cwd(ns: argparse.Namespace) -> str:
+    try:
+        return _root(ns)
+    except SwarmforgeError:
+        return _up_root(ns)
+
+
+def _status(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.state import status
+
+    state = status(_root_or_cwd(ns))
+    if ns.json:
+        print(json.dumps(state, indent=2))
+        return EXIT_OK
+    print(
+        f"run {state['run_id'] or '(none)'}: {state['state']}"
+        + (f", daemon pid {state['daemon']}" if state["daemon"] else ", daemon not running")
+    )
+    for role in state["roles"]:  # type: ignore[attr-defined]
+        current = role["current"]
+        doing = (
+            f"{os.path.basename(current['path'])} for {current['age_seconds']}s"
+            if current
+            else "idle"
+        )
+        print(
+            f"  {role['role']:12s} {'up  ' if role['alive'] else 'down'} port {role['port']} "
+            f"queued {role['queued']:3d}  {doing}  dirty {role['dirty_files']}  "
+            f"failed {role['failed_items']}  {role['branch']}"
+        )
+    for ref in state["rescues"]:  # type: ignore[attr-defined]
+        print(f"  rescued work: {ref}")
+    return EXIT_OK
+
+
+def _gc(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.cleanup import gc
+
+    report = gc(_root_or_cwd(ns))
+    if ns.json:
+        print(json.dumps(report, indent=2))
+    elif report["live"]:
+        print("the run is alive: only stale worktree registrations were pruned")
+    else:
+        ended, pruned = report["processes"], report["worktrees"]
+        assert isinstance(ended, list) and isinstance(pruned, list)
+        print(f"ended {len(ended)} process(es); pruned {len(pruned)} worktree registration(s)")
+    return EXIT_OK
+
+
+def _port(ns: argparse.Namespace) -> int:
+    from swarmforge.ports import port_for
+
+    print(port_for(ns.branch))
+    return EXIT_OK
+
+
+def _supervise(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm import runner
+
+    runner.serve(_root(ns))
+    return EXIT_OK
+
+
+def _role_loop(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.exec_main import serve_role
+
+    serve_role(_root(ns), ns.role)
+    return EXIT_OK

@@ -1,0 +1,235 @@
+"""`up` and `down`: start every role of swarmforge.conf in its worktree, and stop all of it.
+
+`up` is idempotent and resumes: the run record keeps the run id, so the same
+worktrees, branches, ports and queues are found again. What a run starts is
+tagged with its id, so `down` (and `gc`, after a killed runner) ends it all.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.git import names, worktrees
+from swarmforge.git.command import git
+from swarmforge.git.project import ensure_repository, identity_config
+from swarmforge.handoff import handoffd, notify
+from swarmforge.swarm import layout, procs, roles, runner, runrecord, shims
+from swarmforge.swarm.config import load_config
+from swarmforge.swarm.locks import is_held
+from swarmforge.swarm.runrecord import RunRecord
+from swarmforge.swarm.spec import SwarmConfig
+
+Progress = Callable[[str], None]
+STAGGER = {"tmux": 1.0, "headless": 0.0}
+START_TIMEOUT = 15.0
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+def is_running(root: str, record: RunRecord) -> bool:
+    """True if the run's backend still runs (the runner, or the tmux server with a session)."""
+    if record.backend == "headless":
+        return is_held(os.path.join(root, runner.LOCK))
+    from swarmforge.swarm.tmux import Tmux
+
+    tmux = Tmux(notify.project_socket(root))
+    return any(tmux.has_session(role.session) for role in record.roles)
+
+
+def up(
+    root: str,
+    backend: str | None = None,
+    *,
+    stagger: float | None = None,
+    inhibit_sleep: bool = False,
+    progress: Progress = _quiet,
+) -> tuple[RunRecord, bool]:
+    """Start (or resume) the swarm of the project at `root`; (record, True if it already ran)."""
+    root = os.path.realpath(root)
+    config = load_config(root)
+    if ensure_repository(root).head is None:
+        # Worktrees branch from a commit: a repository without one gets its first.
+        git(
+            root,
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            "Initial commit",
+            options=identity_config(root),
+        )
+    record = runrecord.load(root)
+    if record is not None and record.state == "running":
+        if is_running(root, record):
+            return record, True
+        from swarmforge.swarm.cleanup import gc
+
+        progress("cleaning up after a runner that was killed")
+        gc(root)
+    backend = backend or (record.backend if record else "tmux")
+    if backend not in STAGGER:
+        raise SwarmforgeError(f"Unknown backend '{backend}': use tmux or headless.")
+    run_id = record.run_id if record else layout.new_run_id()
+    progress(f"{'resuming' if record else 'starting'} run {run_id}")
+    planned = layout.plan(root, config, run_id)
+    layout.create_worktrees(root, planned)
+    layout.write_roles_tsv(root, config, planned)
+    roles.write_instructions(root, config)
+    shims.write(root)
+    tag_env = procs.tags(run_id, root)
+    record = RunRecord(
+        run_id=run_id,
+        project=root,
+        backend=backend,  # type: ignore[arg-type]
+        state="running",
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        roles=planned,
+        inhibitor_pid=_start_inhibitor(tag_env) if inhibit_sleep else None,
+    )
+    runrecord.save(root, record)
+    kind = "tmux" if backend == "tmux" else "none"
+    pid, _ = handoffd.start(root, ["--notify", kind], env=tag_env)
+    progress(f"delivery daemon running (pid {pid})")
+    if backend == "tmux":
+        pause = STAGGER["tmux"] if stagger is None else stagger
+        _start_tmux(root, config, record, pause, progress)
+    else:
+        # The runner records its own pid and its roles' pids in the run record.
+        progress(f"runner started (pid {_start_runner(root, tag_env)})")
+    return runrecord.load(root) or record, False
+
+
+def _start_tmux(
+    root: str, config: SwarmConfig, record: RunRecord, stagger: float, progress: Progress
+) -> None:
+    from swarmforge.swarm.tmux import SessionSpec, Tmux
+
+    tmux = Tmux(notify.project_socket(root))
+    specs = []
+    for role in record.roles:
+        # Only the role's own variables: the panes inherit the rest from the server,
+        # and tmux refuses commands longer than about 16 KB.
+        env = layout.role_vars(root, record.run_id, role)
+        argv = roles.command(root, config, role, layout.role_env(root, record.run_id, role))
+        specs.append(SessionSpec(role.session, role.path, argv, env))
+    for name in tmux.start_all(specs, stagger):
+        progress(f"started tmux session {name}")
+
+
+def _spawn_detached(argv: list[str], cwd: str, env: dict[str, str], log: str) -> None:
+    with open(log, "ab") as out:
+        # The shell backgrounds the process and exits: init adopts it, so it is never
+        # a zombie of ours and holds none of the caller's stdin, stdout or stderr.
+        subprocess.run(
+            ["/bin/sh", "-c", 'exec "$@" &', "sh", *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            check=True,
+        )
+
+
+def _start_runner(root: str, tag_env: dict[str, str]) -> int:
+    env = {**os.environ, **tag_env}
+    argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
+    _spawn_detached(argv, root, env, layout.log_file(root, "runner"))
+    deadline = time.monotonic() + START_TIMEOUT
+    pid_file = os.path.join(root, runner.PID)
+    while time.monotonic() < deadline:
+        if is_held(os.path.join(root, runner.LOCK)) and os.path.exists(pid_file):
+            with open(pid_file, encoding="ascii") as f:
+                return int(f.read().strip())
+        time.sleep(0.02)
+    raise SwarmforgeError(
+        "The swarm runner did not start.", hint=f"See {layout.log_file(root, 'runner')}."
+    )
+
+
+def _start_inhibitor(tag_env: dict[str, str]) -> int | None:
+    from swarmforge.swarm.tmux import sleep_inhibitor_argv
+
+    argv = sleep_inhibitor_argv()
+    if argv is None:
+        return None
+    child = subprocess.Popen(
+        argv,
+        env={**os.environ, **tag_env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    return child.pid
+
+
+def stop_processes(root: str, record: RunRecord | None) -> list[int]:
+    """End the runner, the tmux sessions and every process tagged with the run; the pids."""
+    ended: list[int] = []
+    if record is not None:
+        pid_file = os.path.join(root, runner.PID)
+        if record.runner_pid and is_held(os.path.join(root, runner.LOCK)):
+            ended += procs.terminate_tree(record.runner_pid)
+        from swarmforge.swarm.tmux import Tmux
+
+        if record.backend == "tmux" or Tmux(notify.project_socket(root)).server_running():
+            Tmux(notify.project_socket(root)).kill_server()
+        ended += procs.terminate(procs.tagged(root, record.run_id))
+        if os.path.exists(pid_file) and not is_held(os.path.join(root, runner.LOCK)):
+            os.unlink(pid_file)
+    ended += procs.terminate(procs.tagged(root))
+    return ended
+
+
+def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> dict[str, object]:
+    """Stop everything the run started; with `purge`, remove its worktrees (work rescued)."""
+    root = os.path.realpath(root)
+    record = runrecord.load(root)
+    ended = stop_processes(root, record)
+    daemon = handoffd.stop(root)
+    progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
+    rescued: dict[str, str | None] = {}
+    if purge and record is not None:
+        for role in record.roles:
+            if role.worktree in ("master", "none"):
+                continue
+            removal = worktrees.remove(
+                root, role.worktree, rescue_ref=names.rescue_ref(record.run_id, role.worktree)
+            )
+            rescued[role.name] = removal.rescued
+            progress(
+                f"removed worktree {role.worktree}"
+                + (
+                    f" (uncommitted work saved as {removal.rescued[:10]})"
+                    if removal.rescued
+                    else ""
+                )
+            )
+        runrecord.remove(root)
+        roles_tsv = os.path.join(root, ".swarmforge", "roles.tsv")
+        if os.path.exists(roles_tsv):
+            os.unlink(roles_tsv)
+    elif record is not None:
+        record.state = "stopped"
+        record.runner_pid = None
+        record.inhibitor_pid = None
+        for role in record.roles:
+            role.pid = None
+        runrecord.save(root, record)
+    return {
+        "run_id": record.run_id if record else None,
+        "stopped": ended,
+        "daemon": daemon,
+        "purged": purge,
+        "rescued": rescued,
+    }

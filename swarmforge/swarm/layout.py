@@ -1,0 +1,104 @@
+"""Where a run's roles work: worktrees, branches, ports, roles.tsv, and each role's environment."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from swarmforge import fsutil, proc, project
+from swarmforge.git import names, repo, worktrees
+from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.ports import assign_ports
+from swarmforge.swarm import procs, shims
+from swarmforge.swarm.runrecord import RoleRecord
+from swarmforge.swarm.spec import RoleSpec, SwarmConfig
+
+LOGS = os.path.join(".swarmforge", "logs")
+
+
+def new_run_id() -> str:
+    """A fresh run id: sortable by time, unique enough to never clash in one project."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(3).hex()
+
+
+def main_branch(root: str) -> str:
+    """The branch checked out in the main checkout (its port names the main-checkout roles)."""
+    checkout = repo.open_checkout(root)
+    ref = checkout.head_ref if checkout else None
+    return ref.removeprefix("refs/heads/") if ref else "HEAD"
+
+
+def plan(root: str, config: SwarmConfig, run_id: str) -> list[RoleRecord]:
+    """Every role's worktree, branch and port, deterministically; nothing is created."""
+    branches = {}
+    for role in config.roles:
+        branches[role.name] = (
+            main_branch(root) if role.in_main_checkout else names.branch_name(run_id, role.worktree)
+        )
+    ports = assign_ports(set(branches.values()))
+    return [
+        RoleRecord(
+            name=role.name,
+            agent=role.agent,
+            worktree=role.worktree,
+            path=role.worktree_path(root),
+            branch=branches[role.name],
+            port=ports[branches[role.name]],
+            mode=role.mode,
+            session=role.session_name,
+            exec_role=role.is_exec,
+        )
+        for role in config.roles
+    ]
+
+
+def create_worktrees(root: str, roles: list[RoleRecord]) -> None:
+    """Make (or find again) every role's worktree and mailbox."""
+    for role in roles:
+        if role.worktree not in ("master", "none"):
+            worktrees.create(root, role.worktree, role.branch)
+        Mailbox(role.path).ensure(
+            Box.OUTBOX_TMP, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED
+        )
+
+
+def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> None:
+    """Write `.swarmforge/roles.tsv` for the helpers and the daemon."""
+    specs = {s.name: s for s in config.roles}
+    rows = [
+        project.RoleEntry(
+            [r.name, r.worktree, r.path, r.session, _display(specs[r.name]), r.agent, r.mode]
+        ).row()
+        for r in roles
+    ]
+    path = os.path.join(root, project.ROLES_TSV)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fsutil.atomic_write(path, "".join(rows).encode())
+
+
+def _display(spec: RoleSpec) -> str:
+    # roles.tsv is tab-separated: a display name never holds a tab.
+    return spec.display_name.replace("\t", " ")
+
+
+def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
+    """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
+    path = os.path.join(root, shims.BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+    return {
+        **procs.tags(run_id, root),
+        "SWARMFORGE_ROLE": role.name,
+        "PORT": str(role.port),
+        "SWARMFORGE_PORT": str(role.port),
+        "PATH": path,
+    }
+
+
+def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
+    """The whole environment of everything started for `role`."""
+    return proc.child_env(role_vars(root, run_id, role))
+
+
+def log_file(root: str, name: str) -> str:
+    """The log of role (or component) `name` under `.swarmforge/logs/`."""
+    os.makedirs(os.path.join(root, LOGS), exist_ok=True)
+    return os.path.join(root, LOGS, f"{name}.log")

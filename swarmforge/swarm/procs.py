@@ -1,0 +1,111 @@
+"""Processes a run started: tagging, finding them again, and tearing down whole trees.
+
+Everything a run starts carries SWARMFORGE_RUN_ID and SWARMFORGE_PROJECT in its
+environment, so processes that escaped their parent (a dev server started with
+`&` or `setsid`) are still found. A zombie counts as dead everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import psutil
+
+RUN_TAG = "SWARMFORGE_RUN_ID"
+PROJECT_TAG = "SWARMFORGE_PROJECT"
+TERM_GRACE = 5.0
+
+
+def tags(run_id: str, root: str) -> dict[str, str]:
+    """The environment entries that mark a process as started by this run."""
+    return {RUN_TAG: run_id, PROJECT_TAG: os.path.realpath(root)}
+
+
+def is_alive(pid: int | None) -> bool:
+    """True if `pid` runs and is not a zombie."""
+    if not pid:
+        return False
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _exempt() -> set[int]:
+    # Never this process or its ancestors: `down` may be run from inside the swarm.
+    me = psutil.Process()
+    return {me.pid, *(p.pid for p in me.parents())}
+
+
+def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
+    """Live processes tagged with this project (and run, if given), this process excepted."""
+    project = os.path.realpath(root)
+    exempt = _exempt()
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid in exempt:
+            continue
+        try:
+            env = proc.environ()
+            if env.get(PROJECT_TAG) != project or (run_id and env.get(RUN_TAG) != run_id):
+                continue
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except psutil.Error:
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    """The process `pid` and all its descendants (empty if it is gone)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        # is_running also notices a pid reused by a newer process.
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until every process is dead or a zombie; those still running after `timeout`.
+
+    psutil.wait_procs waits for a non-child until it is reaped, which here can
+    take seconds after it died; a zombie has already let go of everything.
+    """
+    deadline = time.monotonic() + timeout
+    alive = [p for p in procs if _running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+        alive = [p for p in alive if _running(p)]
+    return alive
+
+
+def terminate(procs: list[psutil.Process], grace: float = TERM_GRACE) -> list[int]:
+    """SIGTERM every process, SIGKILL what is left after `grace` seconds; the pids ended."""
+    procs = [p for p in procs if p.pid not in _exempt()]
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    alive = wait_gone(procs, grace)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    still = wait_gone(alive, grace)
+    return [p.pid for p in procs if p not in still]
+
+
+def terminate_tree(pid: int | None, grace: float = TERM_GRACE) -> list[int]:
+    """End process `pid` with all its descendants."""
+    return terminate(tree(pid), grace) if pid else []

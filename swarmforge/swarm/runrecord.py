@@ -1,0 +1,86 @@
+"""The record of the project's swarm run (`.swarmforge/run.json`), validated when read."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from swarmforge import fsutil
+from swarmforge.errors import CorruptFile
+
+RECORD = os.path.join(".swarmforge", "run.json")
+
+
+class RoleRecord(BaseModel):
+    """Where one role of the run works and what runs it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    agent: str
+    worktree: str
+    path: str
+    branch: str
+    port: int
+    mode: Literal["task", "batch"]
+    session: str
+    exec_role: bool = False
+    pid: int | None = None  # headless backend: the role's process
+
+
+class RunRecord(BaseModel):
+    """One life of a swarm on this project, resumed by the next `up` until purged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    project: str
+    backend: Literal["tmux", "headless"]
+    state: Literal["running", "stopped"]
+    started_at: str
+    runner_pid: int | None = None
+    inhibitor_pid: int | None = None
+    roles: list[RoleRecord]
+
+    def role(self, name: str) -> RoleRecord | None:
+        """The record of role `name`."""
+        return next((r for r in self.roles if r.name == name), None)
+
+
+def record_path(root: str) -> str:
+    """Where the run record of the project at `root` lives."""
+    return os.path.join(root, RECORD)
+
+
+def load(root: str) -> RunRecord | None:
+    """The project's run record, or None if it has none; CorruptFile if it is damaged."""
+    path = record_path(root)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        return RunRecord.model_validate(json.loads(data))
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(path, exc.lineno, exc.msg) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CorruptFile(path, None, f"{where}: {first['msg']}") from None
+
+
+def save(root: str, record: RunRecord) -> None:
+    """Write the run record atomically."""
+    fsutil.atomic_write(record_path(root), (record.model_dump_json(indent=2) + "\n").encode())
+
+
+def remove(root: str) -> None:
+    """Forget the run (after a purge)."""
+    try:
+        os.unlink(record_path(root))
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,35 @@
+"""Helper scripts for a run's agents, with this installation's interpreter written in.
+
+`up` writes them to `.swarmforge/bin/` and puts that directory first on every
+role's PATH, so agents find `swarm_handoff.sh`, `ready_for_next.sh`, ... by
+name whatever way swarmforge was installed, and no lookup runs per call.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+from swarmforge import fsutil
+from swarmforge.helpers import SCRIPTS
+
+BIN = os.path.join(".swarmforge", "bin")
+ENTRY = "import sys; from swarmforge.helpers import main; sys.exit(main())"
+
+
+def script_text(args: tuple[str, ...], python: str) -> str:
+    """The text of one helper script."""
+    words = " ".join(shlex.quote(a) for a in (python, "-I", "-c", ENTRY, *args))
+    return f'#!/bin/sh\n# Written by swarmforge up; see PROTOCOL.md.\nexec {words} "$@"\n'
+
+
+def write(root: str, python: str | None = None) -> str:
+    """Write every helper script under `<root>/.swarmforge/bin/`; that directory."""
+    directory = os.path.join(root, BIN)
+    os.makedirs(directory, exist_ok=True)
+    for name, args in SCRIPTS.items():
+        path = os.path.join(directory, name)
+        text = script_text(args, python or sys.executable)
+        fsutil.atomic_write(path, text.encode(), durable=False, mode=0o755)
+    return directory

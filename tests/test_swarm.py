@@ -1,0 +1,327 @@
+"""The launcher end to end: real worktrees, processes, tmux sessions, and teardown."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from swarmforge.git.lock import lock_path
+from swarmforge.handoff import message, notify
+from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.swarm import procs, runner, runrecord
+from swarmforge.swarm.locks import is_held
+from tests.support import VENV_BIN, git, retry_until
+
+HAS_TMUX = shutil.which("tmux") is not None
+RELAY = """#!/bin/sh
+# Exec role: record the work, commit it, hand it to the next role.
+set -eu
+cat > "last-$SWARMFORGE_ROLE.txt"
+echo "$SWARMFORGE_ROLE $PORT" >> chain.txt
+git add chain.txt
+git -c user.name=relay -c user.email=relay@example.com commit -q -m "$SWARMFORGE_ROLE worked"
+printf 'type: git_handoff\\nto: %s\\npriority: 50\\ntask: chain\\ncommit: %s\\n' \\
+    "$1" "$(git rev-parse --short=10 HEAD)" > .draft
+swarm_handoff.sh .draft
+"""
+
+
+def sf(*args: str, cwd: Path, path_extra: str = "") -> subprocess.CompletedProcess[str]:
+    env = {"PATH": f"{path_extra}{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
+    return subprocess.run(
+        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def make_swarm(repo: Path, conf: str, files: dict[str, str] | None = None) -> Path:
+    (repo / "swarmforge" / "roles").mkdir(parents=True)
+    (repo / "swarmforge" / "swarmforge.conf").write_text(conf)
+    (repo / "swarmforge" / "constitution.prompt").write_text("Work carefully.\n")
+    for name, text in (files or {}).items():
+        (repo / name).write_text(text)
+        (repo / name).chmod(0o755)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm configuration")
+    return repo
+
+
+def kick(record: runrecord.RunRecord, role: str, sender: str) -> None:
+    target = Path(Mailbox(record.role(role).path).path(Box.NEW))  # type: ignore[union-attr]
+    name = f"50_20260101T000000Z_000001_from_{sender}_to_{role}.handoff"
+    h = message.Handoff(
+        [
+            ("id", name[3:-8]),
+            ("from", sender),
+            ("to", role),
+            ("priority", "50"),
+            ("type", "note"),
+            ("message", "start"),
+        ],
+        "start\n",
+    )
+    tmp = target / f".{name}.tmp"
+    tmp.write_bytes(h.render())
+    os.rename(tmp, target / name)
+
+
+def completed(record: runrecord.RunRecord, role: str) -> list[Path]:
+    box = Path(Mailbox(record.role(role).path).path(Box.COMPLETED))  # type: ignore[union-attr]
+    return sorted(p for p in box.rglob("*.handoff"))
+
+
+def nothing_left(root: Path) -> None:
+    assert procs.tagged(str(root)) == []
+    assert not is_held(os.path.join(root, runner.LOCK))
+    assert not is_held(Paths(str(root)).lock)
+    assert not os.path.exists(os.path.join(root, runner.PID))
+    assert not os.path.exists(Paths(str(root)).pid)
+    assert not is_held(lock_path(str(root)))
+    assert "prunable" not in git(root, "worktree", "list", "--porcelain")
+
+
+CHAIN = (
+    "window alpha exec alpha task ./relay.sh beta\n"
+    "window beta exec beta task ./relay.sh gamma\n"
+    "window gamma exec gamma task ./relay.sh delta\n"
+    "window delta exec delta batch sh -c 'cat > received.txt'\n"
+)
+
+
+def test_a_headless_chain_of_exec_roles_relays_work_then_goes_down(repo: Path) -> None:
+    make_swarm(repo, CHAIN, {"relay.sh": RELAY})
+    r = sf("up", "--backend", "headless", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    record = runrecord.load(str(repo))
+    assert record is not None and record.backend == "headless"
+    assert sf("up", cwd=repo).stdout.startswith(f"swarm {record.run_id} already running")
+    kick(record, "alpha", "delta")
+    retry_until(lambda: len(completed(record, "delta")) == 1, timeout=60)
+    final = message.read(str(completed(record, "delta")[0]))
+    assert final.get("from") == "gamma" and final.get("type") == "git_handoff"
+    gamma = record.role("gamma")
+    assert gamma is not None and final.get("commit") == git(
+        Path(gamma.path), "rev-parse", "--short=10", "HEAD"
+    )
+    for name in ("alpha", "beta", "gamma"):
+        role = record.role(name)
+        assert role is not None
+        assert git(Path(role.path), "log", "-1", "--format=%s") == f"{name} worked"
+        assert (Path(role.path) / "chain.txt").read_text() == f"{name} {role.port}\n"
+    ports = [r.port for r in record.roles]
+    assert len(set(ports)) == 4 and all(4000 <= p < 5000 for p in ports)
+    state = json.loads(sf("status", "--json", cwd=repo).stdout)
+    assert [r["alive"] for r in state["roles"]] == [True] * 4
+    assert state["roles"][3]["current"] is None and state["roles"][3]["queued"] == 0
+    r = sf("down", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    nothing_left(repo)
+    assert runrecord.load(str(repo)).state == "stopped"  # type: ignore[union-attr]
+
+
+def test_a_failing_exec_command_is_retried_then_completed_as_failed(repo: Path) -> None:
+    make_swarm(repo, "window flaky exec flaky task sh -c 'echo run >> runs.txt; exit 3'\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    record = runrecord.load(str(repo))
+    assert record is not None
+    try:
+        kick(record, "flaky", "someone")
+        retry_until(lambda: len(completed(record, "flaky")) == 1, timeout=30)
+        done = message.read(str(completed(record, "flaky")[0]))
+        assert (done.get("outcome"), done.get("exit_code")) == ("failed", "3")
+        role = record.role("flaky")
+        assert role is not None and (Path(role.path) / "runs.txt").read_text() == "run\n" * 3
+        state = json.loads(sf("status", "--json", cwd=repo).stdout)
+        assert state["roles"][0]["failed_items"] == 1
+        log = (repo / ".swarmforge" / "logs" / "flaky.log").read_text()
+        assert "outcome failed, exit code 3" in log
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
+def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: Path) -> None:
+    make_swarm(repo, CHAIN, {"relay.sh": RELAY})
+    rng = random.Random(7)
+    dirty: Path | None = None
+    for kill in range(20):
+        r = sf("up", "--backend", "headless", cwd=repo)
+        assert r.returncode == 0, r.stderr
+        record = runrecord.load(str(repo))
+        assert record is not None and record.runner_pid
+        if dirty is None:
+            beta = record.role("beta")
+            assert beta is not None
+            dirty = Path(beta.path) / "unsaved.txt"
+            dirty.write_text("work in progress\n")
+        if kill % 5 == 0:
+            kick(record, "alpha", "delta") if not completed(record, "alpha") else None
+        time.sleep(rng.uniform(0.0, 0.4))
+        os.kill(record.runner_pid, signal.SIGKILL)
+        retry_until(lambda: not is_held(os.path.join(repo, runner.LOCK)))
+    report = json.loads(sf("gc", "--json", cwd=repo).stdout)
+    assert report["live"] is False
+    nothing_left(repo)
+    assert dirty is not None and dirty.read_text() == "work in progress\n"
+    r = sf("down", "--purge", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert not dirty.exists()
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/swarmforge/rescue/")
+    beta_ref = next(ref for ref in refs.split() if ref.endswith("/beta"))
+    assert git(repo, "show", f"{beta_ref}:unsaved.txt") == "work in progress"
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    nothing_left(repo)
+
+
+FAKE_AGENT = """#!{python}
+import json, os, sys
+with open(os.path.join(os.getcwd(), "agent-start.json"), "w") as f:
+    json.dump({{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}}, f)
+for line in sys.stdin:
+    with open(os.path.join(os.getcwd(), "agent-heard.txt"), "a") as f:
+        f.write(line)
+"""
+
+
+def fake_agent(directory: Path, name: str) -> Path:
+    directory.mkdir(exist_ok=True)
+    path = directory / name
+    path.write_text(FAKE_AGENT.format(python=sys.executable))
+    path.chmod(0o755)
+    return directory
+
+
+@pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed")
+def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_path: Path) -> None:
+    tools = fake_agent(tmp_path / "tools", "fakeagent")
+    make_swarm(repo, "window coder fakeagent coder\nwindow qa exec qa batch true\n")
+    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
+    assert r.returncode == 0, r.stderr
+    record = runrecord.load(str(repo))
+    assert record is not None and record.backend == "tmux"
+    coder = record.role("coder")
+    assert coder is not None
+    start = Path(coder.path) / "agent-start.json"
+    try:
+        retry_until(start.exists)
+        seen = json.loads(start.read_text())
+        assert seen["cwd"] == coder.path
+        assert seen["env"]["PORT"] == seen["env"]["SWARMFORGE_PORT"] == str(coder.port)
+        assert seen["env"]["SWARMFORGE_ROLE"] == "coder"
+        assert seen["env"]["SWARMFORGE_RUN_ID"] == record.run_id
+        assert "swarmforge/constitution.prompt" in seen["argv"][-1]
+        kick(record, "qa", "coder")  # not a wake-up for coder
+        qa = record.role("qa")
+        assert qa is not None
+        (Path(qa.path) / "d").write_text("type: note\nto: coder\npriority: 50\nmessage: hi\n")
+        helper = os.path.join(repo, ".swarmforge", "bin", "swarm_handoff.sh")
+        sent = subprocess.run(
+            [helper, "d"],
+            cwd=qa.path,
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "SWARMFORGE_ROLE": "qa"},
+        )
+        assert sent.returncode == 0, sent.stderr
+        heard = Path(coder.path) / "agent-heard.txt"
+        retry_until(lambda: heard.exists() and notify.WAKE_LINE in heard.read_text())
+        state = json.loads(sf("status", "--json", cwd=repo).stdout)
+        assert state["roles"][0]["alive"] is True and state["roles"][0]["queued"] == 1
+    finally:
+        r = sf("down", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    nothing_left(repo)
+    assert (
+        subprocess.run(
+            ["tmux", "-L", notify.project_socket(str(repo)), "list-sessions"], capture_output=True
+        ).returncode
+        != 0
+    )
+
+
+SIX_PACK = """# SwarmForge six-pack
+window specifier codex master
+window coder codex coder
+window cleaner codex cleaner batch
+window architect codex architect batch
+window hardender codex hardender batch
+window QA codex QA batch
+"""
+
+
+@pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed")
+def test_a_swarmforge_six_pack_starts_unchanged(repo: Path, tmp_path: Path) -> None:
+    tools = fake_agent(tmp_path / "tools", "codex")
+    make_swarm(repo, SIX_PACK)
+    roles = ("specifier", "coder", "cleaner", "architect", "hardender", "QA")
+    for role in roles:
+        (repo / "swarmforge" / "roles" / f"{role}.prompt").write_text(f"You are {role}.\n")
+    articles = repo / "swarmforge" / "constitution" / "articles"
+    articles.mkdir(parents=True)
+    (articles / "project.prompt").write_text("This project builds a game.\n")
+    r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
+    assert r.returncode == 0, r.stderr
+    try:
+        record = runrecord.load(str(repo))
+        assert record is not None
+        assert [r.name for r in record.roles] == list(roles)
+        rows = (repo / ".swarmforge" / "roles.tsv").read_text().splitlines()
+        assert [row.split("\t")[6] for row in rows] == ["task", "task"] + ["batch"] * 4
+        for role in record.roles:
+            start = Path(role.path) / "agent-start.json"
+            retry_until(start.exists)
+            if role.name == "specifier":
+                continue  # shares the main checkout; its start file may be anyone's there
+            argv = json.loads(start.read_text())["argv"]
+            assert argv[1:3] == ["-C", role.path]
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
+def test_port_needs_no_project(tmp_path: Path) -> None:
+    r = sf("port", "swarm/run/coder", cwd=tmp_path)
+    assert r.returncode == 0 and 4000 <= int(r.stdout) < 5000
+    assert sf("port", "swarm/run/coder", cwd=tmp_path).stdout == r.stdout
+
+
+def test_up_without_a_configuration_says_what_to_do(tmp_path: Path) -> None:
+    r = sf("up", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "No swarmforge/swarmforge.conf" in r.stderr and "swarmforge init" in r.stderr
+
+
+def test_all_processes_are_gone_after_down(repo: Path) -> None:
+    # A role that leaves a "dev server" behind with setsid: down still finds it by its tag.
+    make_swarm(repo, "window web exec web task sh -c 'setsid sleep 300 & exit 0'\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    record = runrecord.load(str(repo))
+    assert record is not None
+    kick(record, "web", "someone")
+    retry_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in procs.tagged(str(repo))))
+    assert sf("down", cwd=repo).returncode == 0
+    assert not [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"] == ["sleep", "300"]
+        and procs.is_alive(p.pid)
+        and p.environ().get(procs.PROJECT_TAG) == os.path.realpath(repo)
+    ]
+    nothing_left(repo)
