@@ -19,8 +19,8 @@ from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.locks import is_held
 from swarmforge.swarm import procs, runner, runrecord
-from swarmforge.swarm.locks import is_held
 from tests.support import VENV_BIN, git, retry_until
 
 HAS_TMUX = shutil.which("tmux") is not None
@@ -324,4 +324,20 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
         and procs.is_alive(p.pid)
         and p.environ().get(procs.PROJECT_TAG) == os.path.realpath(repo)
     ]
+    nothing_left(repo)
+
+
+def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    inhibit = tools / "systemd-inhibit"
+    inhibit.write_text("#!/bin/sh\nexec sleep 300\n")
+    inhibit.chmod(0o755)
+    make_swarm(repo, "window solo exec solo task true\n")
+    r = sf("up", "--backend", "headless", "--inhibit-sleep", cwd=repo, path_extra=f"{tools}:")
+    assert r.returncode == 0, r.stderr
+    record = runrecord.load(str(repo))
+    assert record is not None and procs.is_alive(record.inhibitor_pid)
+    assert sf("down", cwd=repo).returncode == 0
+    assert not procs.is_alive(record.inhibitor_pid)
     nothing_left(repo)

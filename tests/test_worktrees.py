@@ -272,6 +272,15 @@ def test_create_outside_a_repository_is_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / ".worktrees").exists()
 
 
+def test_create_from_a_linked_worktree_or_subdirectory_is_an_error(repo: Path) -> None:
+    linked = Path(create(str(repo), "t1", "swarm/r1/t1").path)
+    (repo / "sub").mkdir()
+    for root in (linked, repo / "sub"):
+        with pytest.raises(SwarmforgeError, match="main checkout"):
+            create(str(root), "t2", "swarm/r1/t2")
+    assert "swarm/r1/t2" not in _branches(repo)
+
+
 # -- rescue ------------------------------------------------------------------------------
 
 

@@ -177,6 +177,8 @@ def _status(ns: argparse.Namespace) -> int:
             f"queued {role['queued']:3d}  {doing}  dirty {role['dirty_files']}  "
             f"failed {role['failed_items']}  {role['branch']}"
         )
+    if state.get("tmux_socket"):
+        print(f"  watch a role: tmux -L {state['tmux_socket']} attach -t swarmforge-<role>")
     for ref in state["rescues"]:  # type: ignore[attr-defined]
         print(f"  rescued work: {ref}")
     return EXIT_OK

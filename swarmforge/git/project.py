@@ -25,6 +25,17 @@ def main_checkout(root: str) -> repo.Checkout:
     return found
 
 
+def find_project(root: str) -> repo.MainRepo:
+    """The main checkout at `root`; SwarmforgeError if `root` is not the top of one."""
+    found = repo.find_main(root)
+    if found is None:
+        raise SwarmforgeError(
+            f"{root} is not the top directory of a git repository's main checkout.",
+            hint="Pass the project's top directory, or run `git init` there.",
+        )
+    return found
+
+
 def identity_config(path: str) -> tuple[str, ...]:
     """`-c` options that give git an identity, only when configuration gives none."""
     return () if repo.has_identity(path) else FALLBACK_IDENTITY

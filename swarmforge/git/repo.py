@@ -65,6 +65,30 @@ def open_checkout(path: str) -> Checkout | None:
     return Checkout(workdir, git_dir, _common_dir(git_dir), head_ref, head)
 
 
+@dataclass(frozen=True)
+class MainRepo:
+    """A repository's main checkout: its top directory and its (common) git dir."""
+
+    workdir: str
+    common_dir: str
+
+
+def find_main(path: str) -> MainRepo | None:
+    """The main checkout whose top directory is `path`, or None when `path` is not one."""
+    workdir = os.path.realpath(path)
+    git_dir = os.path.join(workdir, ".git")
+    # The usual layout is answered by two stats; opening the repository costs ten times more
+    # and this runs on every create and remove.
+    if os.path.isfile(os.path.join(git_dir, "HEAD")) and not os.path.lexists(
+        os.path.join(git_dir, "commondir")
+    ):
+        return MainRepo(workdir, os.path.realpath(git_dir))
+    found = open_checkout(workdir)
+    if found is None or not found.is_main:
+        return None
+    return MainRepo(found.workdir, found.common_dir)
+
+
 def _repo(root: str) -> Any:
     repo = _open(root)
     if repo is None:
@@ -72,14 +96,28 @@ def _repo(root: str) -> Any:
     return repo
 
 
-def resolve_commit(root: str, rev: str) -> str | None:
-    """The commit id `rev` names in the repository at `root`, or None."""
+def _commit_of(repository: Any, rev: str) -> str | None:
     import pygit2
 
     try:
-        return str(_repo(root).revparse_single(rev).peel(pygit2.Commit).id)
+        return str(repository.revparse_single(rev).peel(pygit2.Commit).id)
     except (KeyError, ValueError, pygit2.GitError):
         return None
+
+
+@dataclass(frozen=True)
+class BranchStart:
+    """Where a worktree on a branch starts."""
+
+    existing: str | None  # the branch's commit, None when the branch does not exist
+    start: str | None  # that commit, else the commit `base` names; None if neither exists
+
+
+def branch_start(root: str, branch: str, base: str) -> BranchStart:
+    """Whether `branch` exists in the repository at `root`, and the commit to start from."""
+    repository = _repo(root)
+    existing = _commit_of(repository, f"refs/heads/{branch}")
+    return BranchStart(existing, existing or _commit_of(repository, base))
 
 
 def ref_target(root: str, refname: str) -> str | None:

@@ -16,7 +16,7 @@ from swarmforge.git.command import git, run
 from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_component, check_refname
 from swarmforge.git.orphans import keep_mailbox, restore_mailbox
-from swarmforge.git.project import WORKTREES_DIR, ensure_excludes_locked, main_checkout
+from swarmforge.git.project import WORKTREES_DIR, ensure_excludes_locked, find_project
 from swarmforge.git.rescue import check_rescue_ref, is_dirty, rescue_locked
 
 
@@ -54,7 +54,7 @@ def worktree_path(root: str, name: str) -> str:
     return os.path.join(root, WORKTREES_DIR, name)
 
 
-def _healthy(main: repo.Checkout, name: str, path: str, branch: str) -> Worktree | None:
+def _healthy(main: repo.MainRepo, name: str, path: str, branch: str) -> Worktree | None:
     found = repo.open_checkout(path)
     if found is None or found.is_main or found.common_dir != main.common_dir:
         return None
@@ -71,7 +71,7 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
     """
     check_component(name, "worktree name")
     check_refname(branch, "branch name")
-    main = main_checkout(os.path.realpath(root))
+    main = find_project(root)
     path = worktree_path(main.workdir, name)
     # The path is looked at before the intent record, which a creation writes
     # before it makes the path and removes only once the worktree is complete.
@@ -94,27 +94,27 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
     return found
 
 
-def _add_locked(main: repo.Checkout, name: str, path: str, branch: str, base: str) -> Worktree:
+def _add_locked(main: repo.MainRepo, name: str, path: str, branch: str, base: str) -> Worktree:
     root = main.workdir
-    existing = repo.ref_target(root, f"refs/heads/{branch}")
-    start = existing or repo.resolve_commit(root, base)
-    if start is None:
+    begin = repo.branch_start(root, branch, base)
+    if begin.start is None:
         raise SwarmforgeError(f"Base {base!r} does not name a commit in {root}.")
     if repo.admin_dirs_for(main.common_dir, path):
         # A registration whose directory vanished makes git refuse the path and
         # keeps counting the branch as checked out.
         git(root, "worktree", "prune")
-    intent = intents.Intent(name, path, branch, None if existing else start)
+    made_branch = begin.existing is None
+    intent = intents.Intent(name, path, branch, begin.start if made_branch else None)
     intents.record(root, intent)
     try:
-        if existing is None:
-            repo.create_branch(root, branch, start)
+        if made_branch:
+            repo.create_branch(root, branch, begin.start)
         git(root, "worktree", "add", "--quiet", path, branch)
     except BaseException:
         intents.roll_back(root, main.common_dir, intent)
         raise
     intents.clear(root, name)
-    return Worktree(name, path, branch, start)
+    return Worktree(name, path, branch, begin.start)
 
 
 def _porcelain(root: str) -> list[tuple[Worktree, bool]]:
@@ -143,7 +143,7 @@ def _porcelain(root: str) -> list[tuple[Worktree, bool]]:
 
 def list_worktrees(root: str) -> list[Worktree]:
     """The worktrees registered under `<root>/.worktrees/`."""
-    main = main_checkout(os.path.realpath(root))
+    main = find_project(root)
     parent = os.path.join(main.workdir, WORKTREES_DIR)
     return [wt for wt, _ in _porcelain(main.workdir) if os.path.dirname(wt.path) == parent]
 
@@ -157,7 +157,7 @@ def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
     check_component(name, "worktree name")
     if rescue_ref is not None:
         check_rescue_ref(rescue_ref)
-    main = main_checkout(os.path.realpath(root))
+    main = find_project(root)
     path = worktree_path(main.workdir, name)
     with git_lock(main.workdir):
         if not os.path.lexists(path):
@@ -181,7 +181,7 @@ def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
 
 
 def _rescue_or_refuse(
-    main: repo.Checkout, name: str, path: str, rescue_ref: str | None
+    main: repo.MainRepo, name: str, path: str, rescue_ref: str | None
 ) -> str | None:
     checkout = repo.open_checkout(path)
     if checkout is None or checkout.is_main or checkout.common_dir != main.common_dir:
@@ -201,7 +201,7 @@ def prune(root: str) -> Pruned:
 
     Their branches are kept: they may hold committed work.
     """
-    main = main_checkout(os.path.realpath(root))
+    main = find_project(root)
     with git_lock(main.workdir):
         rolled_back = intents.recover_locked(main.workdir, main.common_dir)
         stale = tuple(wt for wt, prunable in _porcelain(main.workdir) if prunable)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import logging
 import os
 import signal
@@ -19,25 +17,10 @@ from swarmforge.handoff.daemon import Daemon, Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.notify import Notifier
 from swarmforge.handoff.watch import Watcher
+from swarmforge.locks import FileLock, is_held
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
-LOCK_PATIENCE = 2.0  # a status check holds the lock for an instant; wait that out
-
-
-def _open_lock(paths: Paths) -> int:
-    os.makedirs(paths.dir, exist_ok=True)
-    return os.open(paths.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-
-
-def _try_lock(fd: int, kind: int) -> bool:
-    try:
-        fcntl.flock(fd, kind | fcntl.LOCK_NB)
-        return True
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EACCES):
-            return False
-        raise
 
 
 def read_pid(paths: Paths) -> int | None:
@@ -56,13 +39,7 @@ def running_pid(paths: Paths) -> int | None:
     The lock, not the pid file, decides: the kernel drops a dead (or zombie)
     daemon's lock, while its pid file may outlive it and its pid be reused.
     """
-    fd = _open_lock(paths)
-    try:
-        if _try_lock(fd, fcntl.LOCK_SH):
-            return None
-    finally:
-        os.close(fd)
-    return read_pid(paths) or 0
+    return (read_pid(paths) or 0) if is_held(paths.lock) else None
 
 
 def _logger(paths: Paths) -> logging.Logger:
@@ -78,44 +55,27 @@ def _logger(paths: Paths) -> logging.Logger:
     return log
 
 
-def _acquire(paths: Paths) -> int:
-    fd = _open_lock(paths)
-    deadline = time.monotonic() + LOCK_PATIENCE
-    while not _try_lock(fd, fcntl.LOCK_EX):
-        if time.monotonic() > deadline:
-            os.close(fd)
-            raise SwarmforgeError(
-                f"handoffd is already running for {paths.root} "
-                f"(pid {read_pid(paths) or 'unknown'})."
-            )
-        time.sleep(0.02)
-    return fd
-
-
 def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
     """Run the daemon in this process until stopped (or for one pass); files delivered."""
     paths = Paths(root)
-    lock = _acquire(paths)
-    log = _logger(paths)
-    daemon = Daemon(root, notifier, log)
-    delivered = 0
-    try:
-        fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
-        if os.path.exists(paths.stop):
-            os.unlink(paths.stop)  # left by a stop that found no daemon to stop
-        log.info("started (pid %d, notifier %s)", os.getpid(), notifier.name)
-        daemon.load_roles()
-        daemon.sweep()
-        if once:
-            return len(daemon.run_once())
-        delivered = _serve(daemon, paths)
-        return delivered
-    finally:
-        if read_pid(paths) == os.getpid():
-            os.unlink(paths.pid)
-        log.info("stopped after delivering %d file(s)", delivered)
-        daemon.changed.close()
-        os.close(lock)
+    with FileLock(paths.lock, what=f"handoffd for {root}"):
+        log = _logger(paths)
+        daemon = Daemon(root, notifier, log)
+        delivered = 0
+        try:
+            fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
+            if os.path.exists(paths.stop):
+                os.unlink(paths.stop)  # left by a stop that found no daemon to stop
+            log.info("started (pid %d, notifier %s)", os.getpid(), notifier.name)
+            daemon.load_roles()
+            daemon.sweep()
+            delivered = len(daemon.run_once()) if once else _serve(daemon, paths)
+            return delivered
+        finally:
+            if read_pid(paths) == os.getpid():
+                os.unlink(paths.pid)
+            log.info("stopped after delivering %d file(s)", delivered)
+            daemon.changed.close()
 
 
 def _serve(daemon: Daemon, paths: Paths) -> int:

@@ -7,8 +7,8 @@ import os
 from swarmforge.git import worktrees
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
+from swarmforge.locks import is_held
 from swarmforge.swarm import launcher, runner, runrecord
-from swarmforge.swarm.locks import is_held
 
 
 def _stale_pid_files(root: str) -> list[str]:

@@ -18,9 +18,9 @@ from swarmforge.git import names, worktrees
 from swarmforge.git.command import git
 from swarmforge.git.project import ensure_repository, identity_config
 from swarmforge.handoff import handoffd, notify
+from swarmforge.locks import is_held
 from swarmforge.swarm import layout, procs, roles, runner, runrecord, shims
 from swarmforge.swarm.config import load_config
-from swarmforge.swarm.locks import is_held
 from swarmforge.swarm.runrecord import RunRecord
 from swarmforge.swarm.spec import SwarmConfig
 

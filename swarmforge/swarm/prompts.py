@@ -32,8 +32,14 @@ PROMPT_SUFFIX = ".prompt"
 
 
 def shipped_root() -> str:
-    """The directory holding the tool's shipped `roles/` and `conf/`."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    """The directory holding the tool's shipped `roles/` and `conf/`.
+
+    A wheel carries them inside the package (`swarmforge/_shipped/`); a source
+    checkout (and an editable install) has them at its top.
+    """
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    inside = os.path.join(package, "_shipped")
+    return inside if os.path.isdir(inside) else os.path.dirname(package)
 
 
 def shipped_roles_dir() -> str:

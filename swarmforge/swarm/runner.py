@@ -18,9 +18,9 @@ from types import FrameType
 from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.daemon import Waker
+from swarmforge.locks import FileLock
 from swarmforge.swarm import layout, procs, roles, runrecord
 from swarmforge.swarm.config import load_config
-from swarmforge.swarm.locks import FileLock
 
 PID = os.path.join(".swarmforge", "runner.pid")
 LOCK = os.path.join(".swarmforge", "runner.lock")

@@ -133,6 +133,7 @@ def status(root: str) -> dict[str, object]:
         "state": record.state,
         "live": launcher.is_running(root, record),
         "runner_pid": record.runner_pid,
+        "tmux_socket": project_socket(root) if record.backend == "tmux" else None,
         "daemon": daemon,
         "roles": [role_status(root, record, r, now) for r in record.roles],
         "rescues": rescues(root),

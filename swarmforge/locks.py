@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
 
 from swarmforge.errors import SwarmforgeError
 
@@ -26,6 +27,9 @@ def is_held(path: str) -> bool:
         os.close(fd)
 
 
+PATIENCE = 2.0
+
+
 class FileLock:
     """An exclusive flock on `path` for the life of a `with` block; refuses if held."""
 
@@ -37,16 +41,20 @@ class FileLock:
     def __enter__(self) -> FileLock:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(self.fd)
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise SwarmforgeError(
-                    f"{self.what} is already running ({self.path} is held)."
-                ) from None
-            raise
-        return self
+        # is_held() takes a shared lock for an instant; wait that out before refusing.
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(self.fd)
+                    raise
+            if time.monotonic() > deadline:
+                os.close(self.fd)
+                raise SwarmforgeError(f"{self.what} is already running ({self.path} is held).")
+            time.sleep(0.02)
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)
