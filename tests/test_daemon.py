@@ -120,7 +120,6 @@ def test_a_stale_pid_file_of_a_dead_daemon_never_blocks_a_start(swarm: Project) 
     assert sf("daemon", "status", cwd=swarm.root).returncode == 3
     r = sf("daemon", "start", "--notify", "none", cwd=swarm.root)
     assert r.returncode == 0 and r.stdout.startswith("handoffd started")
-    assert f"pid {zombie.pid})" not in r.stdout
     assert sf("daemon", "stop", cwd=swarm.root).returncode == 0
     zombie.wait()
 
