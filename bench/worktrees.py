@@ -57,7 +57,11 @@ def make_repo(path: Path, files: int) -> str:
         directory.mkdir(exist_ok=True)
         (directory / f"f{i % 100:03d}.txt").write_text(f"file {i}\n" * 4)
     git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "generated")
+    git(path, "-c", "gc.auto=0", "commit", "-q", "-m", "generated")
+    # Packed, as a repository usually is, and no background `gc --auto` while measuring:
+    # either would make the checkouts measure loose-object reads instead of the tools.
+    git(path, "gc", "-q")
+    git(path, "config", "gc.auto", "0")
     ensure_repository(str(path))  # both sides then run with the same info/exclude
     return str(path)
 

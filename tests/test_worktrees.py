@@ -141,6 +141,19 @@ def test_first_commit_falls_back_to_a_swarmforge_identity(tmp_path: Path) -> Non
     assert git(project, "log", "-1", "--format=%an <%ae>") == "swarmforge <swarmforge@localhost>"
 
 
+def test_a_broken_dot_git_is_refused_not_reinitialised(tmp_path: Path) -> None:
+    (tmp_path / ".git").write_text("gitdir: /nowhere\n")
+    with pytest.raises(SwarmforgeError, match="not a usable git checkout"):
+        ensure_repository(str(tmp_path))
+    assert (tmp_path / ".git").read_text() == "gitdir: /nowhere\n"
+
+
+def test_a_repository_without_commits_is_left_without_one(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    assert ensure_repository(str(tmp_path)).head is None
+    assert ".worktrees/" in (tmp_path / ".git" / "info" / "exclude").read_text()
+
+
 def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="does not exist"):
         ensure_repository(str(tmp_path / "nope"))

@@ -71,6 +71,23 @@ def ensure_excludes_locked(common_dir: str) -> bool:
     return True
 
 
+def _init_locked(root: str) -> None:
+    git(root, "init", "--quiet")
+    # Before the first `git add`, so that our own state is never committed.
+    ensure_excludes_locked(os.path.join(root, ".git"))
+    git(root, "add", "--all")
+    git(
+        root,
+        "commit",
+        "--quiet",
+        "--allow-empty",
+        "--no-verify",
+        "-m",
+        "Initial commit",
+        options=identity_config(root),
+    )
+
+
 def ensure_repository(root: str) -> repo.Checkout:
     """Make `root` a git repository with a first commit if it is none; keep our dirs out of git.
 
@@ -81,27 +98,12 @@ def ensure_repository(root: str) -> repo.Checkout:
     if not os.path.isdir(root):
         raise SwarmforgeError(f"Project directory {root} does not exist.")
     root = os.path.realpath(root)
-    if repo.open_checkout(root) is None:
-        if os.path.lexists(os.path.join(root, ".git")):
-            # A .git file or a broken .git directory: `git init` would reuse or clobber it.
-            raise SwarmforgeError(f"{root}/.git exists but is not a usable git checkout.")
-        git(root, "init", "--quiet")
-        fresh = main_checkout(root)
-        with git_lock(root):
-            ensure_excludes_locked(fresh.common_dir)
-        git(root, "add", "--all")
-        git(
-            root,
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "--no-verify",
-            "-m",
-            "Initial commit",
-            options=identity_config(root),
-        )
-        return main_checkout(root)
-    found = main_checkout(root)
+    if repo.open_checkout(root) is None and os.path.lexists(os.path.join(root, ".git")):
+        # A .git file or a broken .git directory: `git init` would reuse or clobber it.
+        raise SwarmforgeError(f"{root}/.git exists but is not a usable git checkout.")
     with git_lock(root):
-        ensure_excludes_locked(found.common_dir)
-    return found
+        # Looked at again under the lock: a concurrent call may have made it meanwhile.
+        if repo.open_checkout(root) is None:
+            _init_locked(root)
+        ensure_excludes_locked(main_checkout(root).common_dir)
+    return main_checkout(root)

@@ -1,0 +1,198 @@
+"""`swarmforge run`, `runs list`, `tail`, `approve`, `reject`: planned runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the planned-run subcommands."""
+    run = sub.add_parser(
+        "run",
+        help="start or resume a planned run of a JSON or TOML spec",
+        description="Run the task DAG of SPEC; running the same spec again "
+        "resumes the same run. Exits 1 if any task failed.",
+    )
+    run.add_argument("spec", help="the run spec (.json or .toml)")
+    run.add_argument(
+        "--max-concurrency", type=int, metavar="N", help="override the spec's maxConcurrency"
+    )
+    _common(run)
+    run.set_defaults(handler=_run)
+    runs = sub.add_parser("runs", help="the project's planned runs")
+    actions = runs.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="list runs with their task counts")
+    _common(listing)
+    listing.set_defaults(handler=_list)
+    tail = sub.add_parser("tail", help="print a run's journal; -f follows it")
+    tail.add_argument("run", help="run id (or a unique prefix)")
+    tail.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
+    _common(tail)
+    tail.set_defaults(handler=_tail)
+    for name, text in (
+        ("approve", "let a parked task run on the next resume"),
+        ("reject", "refuse a parked task for good"),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument("run", help="run id (or a unique prefix)")
+        p.add_argument("task", help="the parked task's id")
+        if name == "reject":
+            p.add_argument("--note", help="why")
+        _common(p)
+        p.set_defaults(handler=_decide, decision=name)
+    worker = sub.add_parser("run-worker")  # the detached process of a background task
+    worker.add_argument("--reports", required=True)
+    worker.add_argument("--task", required=True)
+    worker.add_argument("--cwd", required=True)
+    worker.add_argument("argv", nargs=argparse.REMAINDER)
+    worker.set_defaults(handler=_worker)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project (default: the git checkout of the current directory)",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _root(ns: argparse.Namespace) -> str:
+    """A planned run needs no swarm: the project is the enclosing checkout, or the cwd."""
+    if ns.project:
+        return os.path.realpath(str(ns.project))
+    from swarmforge.project import worktree_top
+
+    top = worktree_top(os.getcwd())
+    return os.path.realpath(top if top is not None else os.getcwd())
+
+
+def _run(ns: argparse.Namespace) -> int:
+    from swarmforge.run.orchestrator import Orchestrator
+    from swarmforge.run.spec import load_spec
+
+    if ns.max_concurrency is not None and ns.max_concurrency < 1:
+        raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
+    spec = load_spec(ns.spec)
+    say = (lambda m: None) if ns.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    result = Orchestrator(_root(ns), spec, max_concurrency=ns.max_concurrency, progress=say).run()
+    if ns.json:
+        print(json.dumps(result, indent=2))
+    else:
+        counts = result["counts"]
+        assert isinstance(counts, dict)
+        print(f"run {result['runId']}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        for task in result["failed"]:  # type: ignore[attr-defined]
+            print(f"  failed: {task}")
+        for task, reason in result["parked"].items():  # type: ignore[attr-defined]
+            print(f"  parked ({reason}): {task}  -> swarmforge approve {result['runId']} {task}")
+        for task in result["waiting"]:  # type: ignore[attr-defined]
+            print(f"  waiting for parked subtasks: {task}")
+    return EXIT_OK if result["ok"] else EXIT_FAILURE
+
+
+def _find_run(root: str, wanted: str) -> str:
+    from swarmforge.run.orchestrator import runs_dir
+
+    base = runs_dir(root)
+    names = sorted(os.listdir(base)) if os.path.isdir(base) else []
+    matches = [n for n in names if n == wanted] or [n for n in names if n.startswith(wanted)]
+    if len(matches) != 1:
+        found = "no run" if not matches else f"{len(matches)} runs"
+        raise SwarmforgeError(
+            f"'{wanted}' matches {found} in {base}.", hint="`swarmforge runs list` shows them."
+        )
+    return os.path.join(base, matches[0])
+
+
+def _list(ns: argparse.Namespace) -> int:
+    from swarmforge.run import journal
+    from swarmforge.run.orchestrator import runs_dir
+
+    base = runs_dir(_root(ns))
+    rows = []
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        states, jn = journal.resume_states(os.path.join(base, name))
+        counts: dict[str, int] = {}
+        for status in states.values():
+            counts[status] = counts.get(status, 0) + 1
+        started = next((e for e in jn.events if e.kind == "run-started"), None)
+        kinds = [e.kind for e in jn.events]
+        opened = max(
+            (i for i, k in enumerate(kinds) if k in ("run-started", "run-resumed")), default=-1
+        )
+        finished = "run-finished" in kinds[opened + 1 :]
+        rows.append(
+            {
+                "runId": name,
+                "goal": getattr(started, "goal", None),
+                "counts": counts,
+                "finished": finished,
+                "events": len(jn.events),
+            }
+        )
+    if ns.json:
+        print(json.dumps(rows, indent=2))
+    for row in [] if ns.json else rows:
+        tally = row["counts"]
+        assert isinstance(tally, dict)
+        text = ", ".join(f"{n} {s}" for s, n in sorted(tally.items()))
+        print(
+            f"{row['runId']}  {'finished' if row['finished'] else 'open    '}  {text}  "
+            f"{row['goal']}"
+        )
+    return EXIT_OK
+
+
+def _format(event: object, as_json: bool) -> str:
+    data = event.model_dump(mode="json", exclude_none=True)  # type: ignore[attr-defined]
+    if as_json:
+        return json.dumps(data)
+    rest = " ".join(f"{k}={v}" for k, v in data.items() if k not in ("seq", "ts", "kind"))
+    return f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}"
+
+
+def _tail(ns: argparse.Namespace) -> int:
+    from swarmforge.run import journal
+
+    path = os.path.join(_find_run(_root(ns), ns.run), "events.jsonl")
+    shown = 0
+    while True:
+        events, _ = journal.read_events(path)
+        for event in events[shown:]:
+            print(_format(event, ns.json), flush=True)
+        shown = len(events)
+        if not ns.follow:
+            return EXIT_OK
+        time.sleep(0.2)
+
+
+def _decide(ns: argparse.Namespace) -> int:
+    from swarmforge.run import ledger
+
+    run_dir = _find_run(_root(ns), ns.run)
+    who = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
+    if ns.decision == "reject":
+        ledger.reject(run_dir, ns.task, who, ns.note)
+        word = "rejected"
+    else:
+        ledger.approve(run_dir, ns.task, who)
+        word = "approved; it runs when the run is resumed"
+    if ns.json:
+        print(json.dumps({"run": os.path.basename(run_dir), "task": ns.task, "decision": word}))
+    else:
+        print(f"{ns.task}: {word}")
+    return EXIT_OK
+
+
+def _worker(ns: argparse.Namespace) -> int:
+    from swarmforge.run.worker import background_main
+
+    argv = ns.argv[1:] if ns.argv[:1] == ["--"] else ns.argv
+    return background_main(ns.reports, ns.task, ns.cwd, argv)

@@ -1,0 +1,1 @@
+"""Planned runs: a dependency-gated, journaled DAG of tasks."""

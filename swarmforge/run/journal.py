@@ -1,0 +1,295 @@
+"""The journal of a planned run (`events.jsonl`), its checkpoints, and resuming from them.
+
+Every event is one JSON line with `seq` (1, 2, 3, ... with no gap), `ts` and `kind`;
+line n holds seq n. An append is durable when it returns, so callers journal
+before the side effect. One process writes a run's journal at a time (the
+orchestrator holds the run's lock); others only read it.
+
+A checkpoint taken at seq S holds every task's state after all events before S:
+take it with `write_checkpoint(run_dir, journal.next_seq, ...)`, then append the
+`checkpoint` event, which gets seq S. A crash between the two leaves a
+checkpoint.json ahead of the journal by one, which resumes correctly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from swarmforge import fsutil
+from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.run.ledger import (
+    ParkReason,
+    Stamp,
+    TaskId,
+    append_to,
+    describe,
+    load_for_append,
+    read_lines,
+    utc_stamp,
+)
+
+EVENTS, CHECKPOINT = "events.jsonl", "checkpoint.json"
+
+Status = Literal["blocked", "ready", "running", "done", "failed", "parked"]
+STATUSES: tuple[Status, ...] = ("blocked", "ready", "running", "done", "failed", "parked")
+
+
+class _Event(BaseModel):
+    # strict: a journal says 3 and true, never "3" or "yes"; frozen: a record never changes.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    seq: int
+    ts: Stamp
+
+
+class RunStarted(_Event):
+    """A run began."""
+
+    kind: Literal["run-started"]
+    runId: str
+    goal: str
+    tasks: int
+
+
+class RunResumed(_Event):
+    """A run was picked up again."""
+
+    kind: Literal["run-resumed"]
+    runId: str
+
+
+class TaskEnqueued(_Event):
+    """A task entered the run with its initial status."""
+
+    kind: Literal["task-enqueued"]
+    id: TaskId
+    status: Status
+    parent: str | None = None
+
+
+class TaskState(_Event):
+    """A task changed status (written with every optional field, null or not)."""
+
+    kind: Literal["task-state"]
+    id: TaskId
+    status: Status
+    reason: str | None = None
+    exitCode: int | None = None
+    pid: int | None = None
+
+
+class TaskParked(_Event):
+    """A task was parked until a human decides."""
+
+    kind: Literal["task-parked"]
+    id: TaskId
+    reason: ParkReason
+
+
+class WorktreeEvent(_Event):
+    """A task's worktree was created or removed (its uncommitted work rescued to a ref)."""
+
+    kind: Literal["worktree"]
+    id: TaskId
+    action: Literal["created", "removed"]
+    path: str
+    branch: str
+    rescued: str | None = None
+
+
+class CheckpointEvent(_Event):
+    """Every task's state after all events before this one."""
+
+    kind: Literal["checkpoint"]
+    states: dict[str, Status]
+    parked: list[str]
+
+
+class RunFinished(_Event):
+    """Nothing could move any more."""
+
+    kind: Literal["run-finished"]
+    counts: dict[str, int]
+    ok: bool
+
+
+Event = Annotated[
+    RunStarted
+    | RunResumed
+    | TaskEnqueued
+    | TaskState
+    | TaskParked
+    | WorktreeEvent
+    | CheckpointEvent
+    | RunFinished,
+    Field(discriminator="kind"),
+]
+# Built once: making an adapter costs milliseconds, validating a line microseconds.
+EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+class Checkpoint(BaseModel):
+    """checkpoint.json: every task's state after all events before `seq`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    seq: int = Field(ge=1)
+    states: dict[str, Status]
+    parked: list[str]
+
+
+def _in_sequence(event: Event, line: int) -> str | None:
+    return None if event.seq == line else f"seq {event.seq} where {line} was expected"
+
+
+def read_events(path: str) -> tuple[list[Event], list[str]]:
+    """The events of journal `path` (none if missing) and warnings about a torn last line."""
+    return read_lines(path, EVENT, _in_sequence)
+
+
+class Journal:
+    """A run's journal opened for appending: the events so far, and a durable `append`."""
+
+    def __init__(self, path: str, events: list[Event], warnings: list[str], size: int) -> None:
+        self.path = path
+        self.events = events
+        self.warnings = warnings
+        self._size = size
+        self._enqueued = {e.id for e in events if isinstance(e, TaskEnqueued)}
+        self._fd = -1
+
+    def close(self) -> None:
+        """Release the descriptor kept for appending."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    @classmethod
+    def open(cls, run_dir: str) -> Journal:
+        """Read and validate the run's journal (creating it), cutting off a torn last line."""
+        if not os.path.isdir(run_dir):
+            os.makedirs(run_dir)
+            fsutil.fsync_dir(os.path.dirname(os.path.abspath(run_dir)))
+        path = os.path.join(run_dir, EVENTS)
+        events, warnings, size = load_for_append(path, EVENT, _in_sequence)
+        return cls(path, events, warnings, size)
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next event gets."""
+        return len(self.events) + 1
+
+    def append(self, kind: str, **fields: object) -> Event:
+        """Validate, write and fsync one event; it is durable when this returns."""
+        return self.append_many([(kind, fields)])[0]
+
+    def append_many(self, records: Sequence[tuple[str, Mapping[str, object]]]) -> list[Event]:
+        """Validate and write several events with one write and one fsync (a group commit);
+        every one of them is durable when this returns."""
+        events: list[Event] = []
+        for kind, fields in records:
+            if "seq" in fields or "ts" in fields:
+                raise ValueError("seq and ts are stamped by the journal")
+            seq = self.next_seq + len(events)
+            events.append(
+                EVENT.validate_python({"seq": seq, "ts": utc_stamp(), "kind": kind, **fields})
+            )
+        if not events:
+            return events
+        data = b"".join(e.model_dump_json().encode() + b"\n" for e in events)
+        if self._fd < 0:
+            # Kept open for the journal's life: an open and close per append cost as much
+            # as the fsync itself.
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            append_to(self._fd, self.path, data, self._size)
+        except OSError as exc:
+            raise SwarmforgeError(f"{self.path}: cannot append: {exc.strerror}") from exc
+        self._size += len(data)
+        self.events.extend(events)
+        self._enqueued.update(e.id for e in events if isinstance(e, TaskEnqueued))
+        return events
+
+    def was_enqueued(self, task_id: str) -> bool:
+        """True if the journal holds a task-enqueued event for `task_id`."""
+        return task_id in self._enqueued
+
+
+def enqueue_once(
+    journal: Journal, task_id: str, status: str, parent: str | None = None
+) -> Event | None:
+    """Journal `task_id` as enqueued unless it already was (then None): enqueue is idempotent."""
+    if journal.was_enqueued(task_id):
+        return None
+    return journal.append("task-enqueued", id=task_id, status=status, parent=parent)
+
+
+def write_checkpoint(
+    run_dir: str, seq: int, states: Mapping[str, str], parked: Iterable[str]
+) -> Checkpoint:
+    """Atomically write checkpoint.json: the states after every event before `seq`."""
+    checkpoint = Checkpoint.model_validate(
+        {"seq": seq, "states": dict(states), "parked": list(parked)}
+    )
+    data = checkpoint.model_dump_json(indent=1).encode() + b"\n"
+    fsutil.atomic_write(os.path.join(run_dir, CHECKPOINT), data)
+    return checkpoint
+
+
+def read_checkpoint(run_dir: str) -> Checkpoint | None:
+    """The run's checkpoint.json, or None if it has none; CorruptFile if it is damaged."""
+    path = os.path.join(run_dir, CHECKPOINT)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        return Checkpoint.model_validate(json.loads(data))
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(path, exc.lineno, exc.msg) from None
+    except (UnicodeDecodeError, RecursionError):
+        raise CorruptFile(path, None, "not a JSON document") from None
+    except ValidationError as exc:
+        raise CorruptFile(path, None, describe(exc)) from None
+
+
+def resume_states(run_dir: str) -> tuple[dict[str, str], Journal]:
+    """Every task's last journaled state, and the journal opened for appending.
+
+    Starts from the most recent checkpoint (checkpoint.json, or the last checkpoint
+    event if that is newer) and applies each later task-enqueued, task-state and
+    task-parked event in order. A task still `running` here may have lost its
+    worker: only the caller knows which workers live on (background ones do), so
+    demoting the orphans to `ready` is the caller's job.
+    """
+    journal = Journal.open(run_dir)
+    base = _base(run_dir, journal)
+    states: dict[str, str] = dict(base.states) if base else {}
+    for event in journal.events[base.seq - 1 if base else 0 :]:
+        if isinstance(event, TaskState | TaskEnqueued):
+            states[event.id] = event.status
+        elif isinstance(event, TaskParked):
+            states[event.id] = "parked"
+    return states, journal
+
+
+def _base(run_dir: str, journal: Journal) -> Checkpoint | CheckpointEvent | None:
+    """The checkpoint to resume from: the newer of checkpoint.json and the last event."""
+    saved = read_checkpoint(run_dir)
+    if saved is not None and saved.seq > journal.next_seq:
+        # The journal lost events the checkpoint has seen: replaying would skip new ones.
+        raise CorruptFile(
+            os.path.join(run_dir, CHECKPOINT),
+            None,
+            f"seq {saved.seq} is beyond the end of {journal.path} (seq {journal.next_seq - 1})",
+        )
+    last = next((e for e in reversed(journal.events) if isinstance(e, CheckpointEvent)), None)
+    if saved is not None and (last is None or saved.seq >= last.seq):
+        return saved
+    return last

@@ -1,0 +1,80 @@
+"""One level of a planned run: the top-level tasks, or the subtasks of one lead."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.run.queue import TaskQueue
+from swarmforge.run.spec import Ramp, SubtaskSpec, TaskSpec
+
+MAX_DEPTH = 2  # orchestrator (0) -> lead (1) -> worker (2); a worker is a leaf
+
+Task = TaskSpec | SubtaskSpec
+
+
+def subtasks_of(task: Task) -> list[SubtaskSpec]:
+    """The subtasks of a lead (empty for a leaf)."""
+    return list(task.subtasks) if isinstance(task, TaskSpec) else []
+
+
+class Level:
+    """A queue of sibling tasks with its own concurrency limit."""
+
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        *,
+        depth: int,
+        limit: int,
+        ramp: Ramp | None,
+        parent: str | None,
+        parked: set[str],
+    ) -> None:
+        for task in tasks:
+            if subtasks_of(task) and depth >= MAX_DEPTH:
+                # The schema forbids this already; a run never trusts one check alone.
+                raise SwarmforgeError(
+                    f"Task '{task.id}' at depth {depth} carries subtasks: "
+                    "subtasks cannot have subtasks."
+                )
+        self.tasks = {t.id: t for t in tasks}
+        self.depth = depth
+        self.parent = parent
+        self.max = limit
+        self.ramp = ramp
+        self.limit = min(limit, ramp.initial) if ramp else limit
+        self.queue = TaskQueue([(t.id, tuple(t.dependsOn), t.id in parked) for t in tasks])
+        self.running: set[str] = set()
+
+    def startable(self) -> list[str]:
+        """Ready tasks that fit under the concurrency limit now, in spec order."""
+        room = self.limit - len(self.running)
+        return self.queue.ready()[: max(room, 0)]
+
+    def start(self, task_id: str) -> None:
+        """Mark a task running."""
+        self.queue.start(task_id)
+        self.running.add(task_id)
+
+    def finish(self, task_id: str, ok: bool) -> None:
+        """Mark a running task done or failed, and ramp up after a success."""
+        self.queue.finish(task_id, ok)
+        self.running.discard(task_id)
+        if ok and self.ramp:
+            self.limit = min(self.max, self.limit + self.ramp.step)
+
+    def stuck(self) -> bool:
+        """True when nothing here can move: no ready task and nothing running."""
+        return not self.queue.ready() and not self.running
+
+    def lead_ok(self) -> bool | None:
+        """For a finished child level: True if the lead is done, False if failed, None if
+        some subtask still waits for a decision (parked)."""
+        states = set(self.queue.statuses().values())
+        if "failed" in states:
+            return False
+        # Blocked behind a parked sibling, or parked itself: waiting for a human.
+        if states & {"parked", "blocked"}:
+            return None
+        return True

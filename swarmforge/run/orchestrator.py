@@ -1,0 +1,423 @@
+"""The orchestrator of a planned run: dispatch, journal, resume.
+
+Journal before the side effect, outcome after persistence: a task is
+journaled `running` before its worker starts, and `done`/`failed` only after
+its report is written. A run resumed after a crash re-runs the tasks that were
+running (at-least-once) and never a task that ended.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as queues
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.locks import FileLock
+from swarmforge.ports import assign_ports
+from swarmforge.run import journal as jr
+from swarmforge.run import ledger, roletask, worker
+from swarmforge.run.levels import Level, Task, subtasks_of
+from swarmforge.run.park import park_reason
+from swarmforge.run.spec import RunSpec, run_id
+
+POLL = 0.05
+CHECKPOINT_EVERY = 1000
+Progress = Callable[[str], None]
+
+
+def runs_dir(root: str) -> str:
+    """Where the project's planned runs live."""
+    return os.path.join(root, ".swarmforge", "runs")
+
+
+class Flight:
+    """A task whose end the loop is waiting for."""
+
+    def __init__(
+        self,
+        level: Level,
+        task_id: str,
+        kind: str,
+        pid: int | None = None,
+        handoff: str | None = None,
+        role: str | None = None,
+    ) -> None:
+        self.level, self.task_id, self.kind = level, task_id, kind
+        self.pid, self.handoff, self.role = pid, handoff, role
+
+
+class Orchestrator:
+    """Runs (or resumes) one planned run of the project at `root`."""
+
+    def __init__(
+        self,
+        root: str,
+        spec: RunSpec,
+        *,
+        max_concurrency: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.root = os.path.realpath(root)
+        self.spec = spec
+        self.run_id = run_id(spec)
+        self.dir = os.path.join(runs_dir(self.root), self.run_id)
+        self.reports = os.path.join(self.dir, "reports")
+        self.limit = max_concurrency or spec.maxConcurrency
+        self.progress = progress or (lambda m: None)
+        self.lock = threading.Lock()
+        self.done: queues.Queue[tuple[Flight, worker.Outcome | BaseException]] = queues.Queue()
+        self.flights: dict[str, Flight] = {}
+        self.levels: list[Level] = []
+        self.children: dict[str, Level] = {}
+        self.since_checkpoint = 0
+        self.pending: list[tuple[str, dict[str, object]]] = []
+        self.env = {**os.environ, "SWARMFORGE_RUN_ID": self.run_id, "SWARMFORGE_PROJECT": self.root}
+        self.ports = assign_ports(f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate)
+
+    def _all(self) -> list[Task]:
+        tasks: list[Task] = []
+        for top in self.spec.tasks:
+            tasks.append(top)
+            tasks.extend(subtasks_of(top))
+        return tasks
+
+    # -- checks before anything is journaled -------------------------------------------------
+
+    def preflight(self) -> None:
+        """Fail closed: isolation needs worktrees, role tasks need their role."""
+        from swarmforge.git.isolation import require_worktrees
+
+        for task in self._all():
+            if task.isolate:
+                require_worktrees(self.root, self.run_id, task.id)
+            if task.role:
+                roletask.role_entry(self.root, task.role, task.id)
+
+    # -- journal ------------------------------------------------------------------------------
+
+    def record(self, kind: str, **fields: object) -> None:
+        """Queue one event for the next `flush` (safe from worker threads)."""
+        with self.lock:
+            self.pending.append((kind, fields))
+
+    def flush(self) -> None:
+        """Make every queued event durable with one write and one fsync (a group commit).
+
+        Called before any side effect that depends on them: a task is journaled
+        running before its worker starts, and done before a dependent starts.
+        """
+        with self.lock:
+            if self.pending:
+                self.journal.append_many(self.pending)
+                self.since_checkpoint += len(self.pending)
+                self.pending = []
+            if self.since_checkpoint >= CHECKPOINT_EVERY:
+                self._checkpoint()
+
+    def states(self) -> dict[str, str]:
+        """Every task's status: those of live levels over what the journal said."""
+        merged = dict(self.resumed)
+        for level in self.levels:
+            merged.update(level.queue.statuses())
+        return merged
+
+    def _checkpoint(self) -> None:
+        states = self.states()
+        parked = sorted(t for t, s in states.items() if s == "parked")
+        jr.write_checkpoint(self.dir, self.journal.next_seq, states, parked)
+        self.journal.append("checkpoint", states=states, parked=parked)
+        self.since_checkpoint = 0
+
+    def state(self, level: Level, task_id: str, status: str, **extra: object) -> None:
+        """Journal a task's new status."""
+        self.record(
+            "task-state",
+            id=task_id,
+            status=status,
+            reason=extra.get("reason"),
+            exitCode=extra.get("exitCode"),
+            pid=extra.get("pid"),
+        )
+
+    # -- levels and resume --------------------------------------------------------------------
+
+    def _parked(self, tasks: Sequence[Task]) -> set[str]:
+        approved = ledger.approved(self.dir)
+        known = ledger.parked(self.dir)
+        parked = set()
+        for task in tasks:
+            reason = park_reason(task)
+            if reason is None or task.id in approved:
+                continue
+            parked.add(task.id)
+            if task.id not in known:
+                ledger.park(self.dir, task.id, reason)
+                self.record("task-parked", id=task.id, reason=reason)
+        return parked
+
+    def level(self, tasks: Sequence[Task], depth: int, parent: str | None) -> Level:
+        """Make a level, journal its tasks once, and bring it up to date with the journal."""
+        level = Level(
+            tasks,
+            depth=depth,
+            limit=self.limit,
+            ramp=self.spec.ramp,
+            parent=parent,
+            parked=self._parked(tasks),
+        )
+        for task in tasks:
+            if not self.journal.was_enqueued(task.id):
+                self.record(
+                    "task-enqueued", id=task.id, status=level.queue.status(task.id), parent=parent
+                )
+        known = {t.id: self.resumed[t.id] for t in tasks if t.id in self.resumed}
+        if known:
+            level.queue.restore(known)
+        self.levels.append(level)
+        self._decisions(level)
+        self._orphans(level)
+        return level
+
+    def _decisions(self, level: Level) -> None:
+        approved, rejected = ledger.approved(self.dir), ledger.rejected(self.dir)
+        for task_id in level.tasks:
+            if level.queue.status(task_id) != "parked":
+                continue
+            if task_id in rejected:
+                level.queue.reject(task_id)
+                self.state(level, task_id, "failed", reason="rejected")
+            elif task_id in approved:
+                level.queue.approve(task_id)
+                self.state(level, task_id, level.queue.status(task_id), reason="approved")
+
+    def _last(self, task_id: str, field: str) -> object:
+        for event in reversed(self.journal.events):
+            if event.kind == "task-state" and event.id == task_id:
+                value = getattr(event, field, None)
+                if value is not None:
+                    return value
+        return None
+
+    def _orphans(self, level: Level) -> None:
+        for task_id in level.queue.demote_running():
+            task = level.tasks[task_id]
+            if task.background and self._reattach_background(level, task_id):
+                continue
+            if task.role and self._reattach_role(level, task):
+                continue
+            self.state(level, task_id, "ready", reason="orphaned: will run again")
+
+    def _reattach_background(self, level: Level, task_id: str) -> bool:
+        from swarmforge.swarm.procs import is_alive
+
+        outcome = worker.finished(self.reports, task_id)
+        pid = self._last(task_id, "pid")
+        if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
+            return False
+        level.start(task_id)
+        flight = Flight(level, task_id, "background", pid=pid if isinstance(pid, int) else None)
+        self.flights[task_id] = flight
+        if outcome is not None:
+            self.done.put((flight, outcome))
+        self.progress(f"re-attached background task {task_id}")
+        return True
+
+    def _reattach_role(self, level: Level, task: Task) -> bool:
+        reason = self._last(task.id, "reason")
+        if not (isinstance(reason, str) and reason.startswith("handoff:")) or not task.role:
+            return False
+        name = reason.removeprefix("handoff:")
+        entry = roletask.role_entry(self.root, task.role, task.id)
+        if roletask.where(entry, name) is None:
+            roletask.deliver(entry, name, self.run_id, task.id, self._text(task))
+        level.start(task.id)
+        self.flights[task.id] = Flight(level, task.id, "role", handoff=name, role=task.role)
+        return True
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def _text(self, task: Task) -> str:
+        prompt = task.metadata.get("prompt")
+        return str(prompt) if prompt else f"{self.spec.goal} ({task.id})"
+
+    def claim(self, level: Level, task_id: str) -> None:
+        """Mark a task running and journal it (durable at the next flush, before `launch`)."""
+        task = level.tasks[task_id]
+        level.start(task_id)
+        if subtasks_of(task):
+            self.state(level, task_id, "running", reason="lead")
+            self.children[task_id] = self.level(subtasks_of(task), level.depth + 1, task_id)
+        elif task.role:
+            name = roletask.handoff_name(task.role, self.journal.next_seq + len(self.pending))
+            self.state(level, task_id, "running", reason=f"handoff:{name}")
+            self.flights[task_id] = Flight(level, task_id, "role", handoff=name, role=task.role)
+        else:
+            self.state(level, task_id, "running")
+            kind = "background" if task.background else "pool"
+            self.flights[task_id] = Flight(level, task_id, kind)
+
+    def launch(self, flight: Flight) -> None:
+        """Start what runs a claimed task."""
+        task = flight.level.tasks[flight.task_id]
+        env = {**self.env, "SWARMFORGE_TASK": task.id}
+        if flight.kind == "role" and task.role and flight.handoff:
+            entry = roletask.role_entry(self.root, task.role, task.id)
+            roletask.deliver(entry, flight.handoff, self.run_id, task.id, self._text(task))
+        elif flight.kind == "background" and task.command:
+            flight.pid = worker.start_background(
+                task.id, task.command, cwd=self.root, env=env, reports=self.reports
+            )
+            self.state(flight.level, task.id, "running", pid=flight.pid)
+        elif flight.kind == "pool":
+            future = self.pool.submit(self._work, task, env)
+            future.add_done_callback(lambda f: self.done.put((flight, f.exception() or f.result())))
+
+    def _work(self, task: Task, env: dict[str, str]) -> worker.Outcome:
+        assert task.command is not None
+        if not task.isolate:
+            return worker.run_command(
+                task.id, task.command, cwd=self.root, env=env, reports=self.reports
+            )
+
+        def on_worktree(action: str, path: str, branch: str, rescued: str | None) -> None:
+            self.record(
+                "worktree", id=task.id, action=action, path=path, branch=branch, rescued=rescued
+            )
+
+        port = self.ports[f"swarm/{self.run_id}/{task.id}"]
+        return worker.run_isolated(
+            self.root,
+            self.run_id,
+            task.id,
+            task.command,
+            env=env,
+            reports=self.reports,
+            port=port,
+            on_worktree=on_worktree,
+        )
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def complete(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
+        """Journal how a task ended (its report already written) and promote its dependents."""
+        status = "done" if not isinstance(result, BaseException) and result.ok else "failed"
+        if isinstance(result, BaseException):
+            self.state(flight.level, flight.task_id, status, reason=f"worker error: {result}")
+        else:
+            self.state(flight.level, flight.task_id, status, exitCode=result.exit_code)
+        ok = status == "done"
+        flight.level.finish(flight.task_id, ok)
+        self.flights.pop(flight.task_id, None)
+        self.progress(f"{flight.task_id}: {'done' if ok else 'failed'}")
+
+    def _poll(self) -> None:
+        from swarmforge.swarm.procs import is_alive
+
+        for flight in list(self.flights.values()):
+            if flight.kind == "background":
+                outcome = worker.finished(self.reports, flight.task_id)
+                if outcome is not None:
+                    self.complete(flight, outcome)
+                elif (
+                    not is_alive(flight.pid)
+                    and worker.finished(self.reports, flight.task_id) is None
+                ):
+                    self.complete(flight, SwarmforgeError("the background worker died"))
+            elif flight.kind == "role" and flight.role and flight.handoff:
+                entry = roletask.role_entry(self.root, flight.role, flight.task_id)
+                found = roletask.where(entry, flight.handoff)
+                if found and found[0] == "completed":
+                    ok = roletask.outcome(found[1])
+                    self.complete(flight, worker.Outcome(flight.task_id, ok, None, found[1]))
+
+    def _finish_leads(self) -> None:
+        for lead, child in list(self.children.items()):
+            if not child.stuck():
+                continue
+            ok = child.lead_ok()
+            if ok is None:
+                continue  # a subtask waits for approval: the lead waits with it
+            parent = next(lv for lv in self.levels if lead in lv.tasks)
+            self.state(parent, lead, "done" if ok else "failed", reason="subtasks")
+            parent.finish(lead, ok)
+            del self.children[lead]
+            self.progress(f"{lead}: {'done' if ok else 'failed'}")
+
+    def loop(self) -> None:
+        """Dispatch until nothing can move any more.
+
+        One group commit per turn: the outcomes just reported and the tasks just
+        claimed reach the journal together, outcomes first, before any of the claimed
+        tasks starts. A dependent is claimed only after its dependency's outcome.
+        """
+        while True:
+            claimed = []
+            for level in list(self.levels):
+                for task_id in level.startable():
+                    self.claim(level, task_id)
+                    claimed.append(task_id)
+            self._finish_leads()
+            self.flush()
+            for task_id in claimed:
+                if task_id in self.flights:
+                    self.launch(self.flights[task_id])
+            if not claimed and not self.flights and not any(lv.startable() for lv in self.levels):
+                break
+            try:
+                flight, result = self.done.get(timeout=POLL)
+                self.complete(flight, result)
+                while True:
+                    flight, result = self.done.get_nowait()
+                    self.complete(flight, result)
+            except queues.Empty:
+                pass
+            self._poll()
+
+    def summary(self) -> dict[str, object]:
+        """Every task's status, and the run's verdict."""
+        states = self.states()
+        counts: dict[str, int] = {}
+        for status in states.values():
+            counts[status] = counts.get(status, 0) + 1
+        parked = ledger.parked(self.dir)
+        return {
+            "runId": self.run_id,
+            "dir": self.dir,
+            "goal": self.spec.goal,
+            "counts": counts,
+            "failed": sorted(t for t, s in states.items() if s == "failed"),
+            "parked": {t: parked.get(t, "manual") for t, s in states.items() if s == "parked"},
+            "waiting": sorted(self.children),
+            "ok": "failed" not in states.values(),
+        }
+
+    def run(self) -> dict[str, object]:
+        """Start or resume the run; returns when nothing can move any more."""
+        self.preflight()
+        os.makedirs(self.reports, exist_ok=True)
+        with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
+            self.resumed, self.journal = jr.resume_states(self.dir)
+            fresh = not self.journal.events
+            if fresh:
+                self.record(
+                    "run-started", runId=self.run_id, goal=self.spec.goal, tasks=len(self._all())
+                )
+            else:
+                self.record("run-resumed", runId=self.run_id)
+            self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
+            with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self.pool:
+                self.level(list(self.spec.tasks), 1, None)
+                self.flush()
+                self.loop()
+            result = self.summary()
+            counts = result["counts"]
+            assert isinstance(counts, dict)
+            self.record("run-finished", counts=counts, ok=bool(result["ok"]))
+            self.flush()
+            with self.lock:
+                self._checkpoint()
+            self.journal.close()
+        return result

@@ -1,0 +1,176 @@
+"""Workers: what runs one task of a planned run and reports how it ended.
+
+A command worker runs the task's argv (no shell) and is done on exit 0,
+failed otherwise; its stdout and stderr are kept in the report. A background
+worker is a detached process that survives the orchestrator; the orchestrator
+finds its outcome again through the report file. Reports are written as
+`<taskId>.report.md` and renamed to `.complete.md` or `.failed.md`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from swarmforge import fsutil
+from swarmforge.errors import SwarmforgeError
+from swarmforge.run import report
+
+TAIL = 64 * 1024
+# on_worktree(action, path, branch, rescued commit or None)
+WorktreeEvent = Callable[[str, str, str, "str | None"], None]
+
+
+class Outcome:
+    """How a task's worker ended."""
+
+    __slots__ = ("exit_code", "ok", "report", "task_id")
+
+    def __init__(self, task_id: str, ok: bool, exit_code: int | None, path: str | None) -> None:
+        self.task_id = task_id
+        self.ok = ok
+        self.exit_code = exit_code
+        self.report = path
+
+
+def run_command(
+    task_id: str,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    reports: str,
+    extra: dict[str, object] | None = None,
+    durable: bool = False,
+) -> Outcome:
+    """Run `argv` to completion and write its report.
+
+    The orchestrator journals the outcome durably right after, so a command worker's
+    report is not fsynced (`durable`): that halves the cost of a short task.
+    """
+    data: dict[str, object] = {"command": argv, "cwd": cwd, **(extra or {})}
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
+        )
+        code: int | None = done.returncode
+        out, err = done.stdout[-TAIL:], done.stderr[-TAIL:]
+    except OSError as exc:
+        code, out = None, b""
+        data["error"] = f"cannot run {argv[0]}: {exc.strerror}"
+        err = f"{data['error']}\n".encode()
+    data["exitCode"] = code
+    ok = code == 0
+    path = report.write_report(reports, task_id, data, ok, out, err, durable=durable)
+    return Outcome(task_id, ok, code, path)
+
+
+def run_isolated(
+    root: str,
+    run_id: str,
+    task_id: str,
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    reports: str,
+    port: int,
+    on_worktree: WorktreeEvent,
+) -> Outcome:
+    """Run `argv` in the task's own worktree, removed (work rescued) however it ends."""
+    from swarmforge.git.isolation import isolated
+
+    with isolated(root, run_id, task_id, port=port) as iso:
+        on_worktree("created", iso.path, iso.branch, None)
+        env = {**env, "PORT": str(iso.port), "SWARMFORGE_PORT": str(iso.port)}
+        outcome = run_command(
+            task_id,
+            argv,
+            cwd=iso.path,
+            env=env,
+            reports=reports,
+            extra={"worktree": iso.path, "branch": iso.branch, "port": iso.port},
+        )
+    on_worktree("removed", iso.path, iso.branch, iso.removal.rescued if iso.removal else None)
+    return outcome
+
+
+def pid_file(reports: str, task_id: str) -> str:
+    """Where a background worker records its pid while it runs."""
+    return os.path.join(reports, f"{task_id}.pid")
+
+
+def start_background(
+    task_id: str,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    reports: str,
+    timeout: float = 15.0,
+) -> int:
+    """Start a detached worker for `argv`; its pid once it runs."""
+    os.makedirs(reports, exist_ok=True)
+    marker = pid_file(reports, task_id)
+    if os.path.exists(marker):
+        os.unlink(marker)
+    wrapper = [
+        sys.executable,
+        "-m",
+        "swarmforge",
+        "run-worker",
+        "--reports",
+        reports,
+        "--task",
+        task_id,
+        "--cwd",
+        cwd,
+        "--",
+        *argv,
+    ]
+    # The shell backgrounds the worker and exits: init adopts it, so it outlives us.
+    subprocess.run(
+        ["/bin/sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "sh", *wrapper],
+        env=env,
+        start_new_session=True,
+        check=True,
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(marker, encoding="ascii") as f:
+                return int(f.read().strip())
+        except (FileNotFoundError, ValueError):
+            time.sleep(0.01)
+    raise SwarmforgeError(f"The background worker of task {task_id} did not start.")
+
+
+def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
+    """The detached worker itself: run the command, write the report, drop the pid file."""
+    marker = pid_file(reports, task_id)
+    fsutil.atomic_write(marker, f"{os.getpid()}\n".encode())
+    try:
+        outcome = run_command(
+            task_id,
+            argv,
+            cwd=cwd,
+            env=dict(os.environ),
+            reports=reports,
+            extra={"background": True, "pid": os.getpid()},
+            durable=True,  # for a background task the report is where its outcome is found
+        )
+    finally:
+        if os.path.exists(marker):
+            os.unlink(marker)
+    return 0 if outcome.ok else 1
+
+
+def finished(reports: str, task_id: str) -> Outcome | None:
+    """The outcome of a task whose report is written, or None while it is not."""
+    path = report.find_report(reports, task_id)
+    if path is None:
+        return None
+    found = report.read_report(path)
+    return Outcome(task_id, found.ok, found.exitCode, path)

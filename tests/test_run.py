@@ -1,0 +1,378 @@
+"""Planned runs end to end: dispatch, park, resume after SIGKILL, isolation, leads, roles."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.git.isolation import IsolationUnavailable
+from swarmforge.run import journal as jr
+from swarmforge.run.levels import Level
+from swarmforge.run.orchestrator import Orchestrator, runs_dir
+from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
+from swarmforge.swarm import runrecord
+from tests.support import VENV_BIN, git, retry_until
+
+
+def spec(tasks: list[dict[str, object]], **extra: object) -> RunSpec:
+    return RunSpec.model_validate({"goal": "test", "maxConcurrency": 4, "tasks": tasks, **extra})
+
+
+def sh(script: str) -> list[str]:
+    return ["sh", "-c", script]
+
+
+def sf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
+    return subprocess.run(
+        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def events(root: Path, rid: str) -> list[jr.Event]:
+    return jr.read_events(os.path.join(runs_dir(str(root)), rid, jr.EVENTS))[0]
+
+
+def test_a_dag_runs_in_dependency_order_and_failures_block_dependents(tmp_path: Path) -> None:
+    s = spec(
+        [
+            {"id": "a", "command": sh("echo a >> order")},
+            {"id": "b", "command": sh("echo b >> order"), "dependsOn": ["a"]},
+            {"id": "c", "command": ["false"]},
+            {"id": "d", "command": ["true"], "dependsOn": ["c"]},
+        ]
+    )
+    result = Orchestrator(str(tmp_path), s).run()
+    assert result["counts"] == {"done": 2, "failed": 1, "blocked": 1}
+    assert result["failed"] == ["c"] and result["ok"] is False
+    assert (tmp_path / "order").read_text() == "a\nb\n"
+    reports = Path(runs_dir(str(tmp_path))) / run_id(s) / "reports"
+    assert sorted(p.name for p in reports.iterdir()) == [
+        "a.complete.md",
+        "b.complete.md",
+        "c.failed.md",
+    ]
+    seqs = [e.seq for e in events(tmp_path, run_id(s))]
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+def test_cli_exit_status_summary_and_json(tmp_path: Path) -> None:
+    (tmp_path / "spec.toml").write_text(
+        'goal = "g"\n[[tasks]]\nid = "ok"\ncommand = ["true"]\n'
+        '[[tasks]]\nid = "bad"\ncommand = ["false"]\n'
+    )
+    r = sf("run", "spec.toml", cwd=tmp_path)
+    assert r.returncode == 1 and "failed: bad" in r.stdout
+    r = sf("run", "spec.toml", "--json", cwd=tmp_path)
+    assert r.returncode == 1 and json.loads(r.stdout)["counts"] == {"done": 1, "failed": 1}
+    listing = json.loads(sf("runs", "list", "--json", cwd=tmp_path).stdout)
+    assert len(listing) == 1 and listing[0]["finished"] is True
+    tail = sf("tail", listing[0]["runId"][:8], "--json", cwd=tmp_path)
+    kinds = [json.loads(line)["kind"] for line in tail.stdout.splitlines()]
+    assert kinds[0] == "run-started" and "run-resumed" in kinds
+
+
+@pytest.mark.parametrize(
+    ("task", "reason"),
+    [
+        (
+            {"metadata": {"legal": True, "security": True}, "irreversible": True, "tier": "T4"},
+            "legal",
+        ),
+        ({"metadata": {"security": True, "irreversible": True}, "tier": "T4"}, "security"),
+        ({"metadata": {"irreversible": True}, "tier": "T4"}, "irreversible"),
+        ({"irreversible": True, "tier": "T4"}, "irreversible"),
+        ({"tier": "T4"}, "tier-t4"),
+    ],
+)
+def test_parked_tasks_never_run_until_approved(
+    tmp_path: Path, task: dict[str, object], reason: str
+) -> None:
+    s = spec(
+        [
+            {"id": "risky", "command": sh("touch ran"), **task},
+            {"id": "after", "command": ["true"], "dependsOn": ["risky"]},
+        ]
+    )
+    result = Orchestrator(str(tmp_path), s).run()
+    assert result["parked"] == {"risky": reason} and not (tmp_path / "ran").exists()
+    rid = run_id(s)
+    assert sf("approve", rid, "risky", cwd=tmp_path).returncode == 0
+    result = Orchestrator(str(tmp_path), s).run()
+    assert result["counts"] == {"done": 2} and (tmp_path / "ran").exists()
+
+
+def test_a_rejection_is_final(tmp_path: Path) -> None:
+    s = spec([{"id": "risky", "command": sh("touch ran"), "tier": "T4"}])
+    Orchestrator(str(tmp_path), s).run()
+    assert sf("reject", run_id(s), "risky", "--note", "no", cwd=tmp_path).returncode == 0
+    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"failed": 1}
+    r = sf("approve", run_id(s), "risky", cwd=tmp_path)
+    assert r.returncode == 1 and "reject" in r.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_depth_is_bounded_by_schema_and_at_run_time() -> None:
+    with pytest.raises(ValueError, match="subtasks"):
+        SubtaskSpec.model_validate({"id": "x", "subtasks": [{"id": "y", "command": ["true"]}]})
+    lead = TaskSpec.model_validate({"id": "lead", "subtasks": [{"id": "s", "command": ["true"]}]})
+    with pytest.raises(SwarmforgeError, match="subtasks cannot have subtasks"):
+        Level([lead], depth=2, limit=1, ramp=None, parent="above", parked=set())
+
+
+def test_isolation_fails_closed_before_anything_runs(tmp_path: Path) -> None:
+    s = spec(
+        [
+            {"id": "plain", "command": sh("touch plain-ran")},
+            {"id": "iso", "command": sh("touch marker"), "isolate": True},
+        ]
+    )
+    with pytest.raises(IsolationUnavailable):
+        Orchestrator(str(tmp_path), s).run()
+    assert not (tmp_path / "plain-ran").exists() and not list(tmp_path.rglob("marker"))
+    assert not os.path.exists(runs_dir(str(tmp_path))), "nothing was journaled"
+
+
+def test_isolated_tasks_get_a_worktree_and_port_removed_afterwards(repo: Path) -> None:
+    s = spec(
+        [
+            {
+                "id": "iso",
+                "command": sh("pwd > where; echo $PORT > port; touch dirty"),
+                "isolate": True,
+            }
+        ]
+    )
+    result = Orchestrator(str(repo), s).run()
+    assert result["counts"] == {"done": 1}
+    rid = run_id(s)
+    trail = [e for e in events(repo, rid) if e.kind == "worktree"]
+    assert [e.action for e in trail] == ["created", "removed"]  # type: ignore[union-attr]
+    assert not os.path.exists(trail[0].path)  # type: ignore[union-attr]
+    rescued = git(repo, "show", f"refs/swarmforge/rescue/{rid}/iso:port")
+    assert 4000 <= int(rescued) < 5000
+    assert git(repo, "show", f"refs/swarmforge/rescue/{rid}/iso:where") == trail[0].path  # type: ignore[union-attr]
+
+
+def test_a_lead_is_done_iff_no_subtask_failed(tmp_path: Path) -> None:
+    s = spec(
+        [
+            {
+                "id": "good",
+                "subtasks": [
+                    {"id": "g1", "command": ["true"]},
+                    {"id": "g2", "command": ["true"], "dependsOn": ["g1"]},
+                ],
+            },
+            {
+                "id": "bad",
+                "fanOut": {
+                    "items": ["x", "y"],
+                    "template": {"id": "b-{{item}}", "command": ["test", "{{item}}", "=", "x"]},
+                },
+            },
+            {"id": "after", "command": ["true"], "dependsOn": ["good"]},
+        ]
+    )
+    result = Orchestrator(str(tmp_path), s).run()
+    assert result["failed"] == ["b-y", "bad"]
+    kinds = {
+        e.id: e.status
+        for e in events(tmp_path, run_id(s))  # type: ignore[union-attr]
+        if e.kind == "task-state"
+    }
+    assert kinds["good"] == "done" and kinds["after"] == "done" and kinds["b-x"] == "done"
+
+
+def test_the_fan_out_duplicate_error_names_both_items(tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text(
+        json.dumps(
+            {
+                "goal": "g",
+                "tasks": [
+                    {
+                        "id": "fan",
+                        "fanOut": {
+                            "items": ["a", "b", "a"],
+                            "template": {"id": "t-{{item}}", "command": ["echo", "{{item}}"]},
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    r = sf("run", "spec.json", cwd=tmp_path)
+    assert r.returncode == 1 and "'a' (1)" in r.stderr and "'a' (3)" in r.stderr
+
+
+def test_a_corrupt_journal_line_stops_the_run_naming_file_and_line(tmp_path: Path) -> None:
+    s = spec([{"id": "a", "command": ["true"]}, {"id": "b", "command": ["true"]}])
+    Orchestrator(str(tmp_path), s).run()
+    path = Path(runs_dir(str(tmp_path))) / run_id(s) / jr.EVENTS
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = '{"seq": 3, "kind": "nonsense"}\n'
+    path.write_text("".join(lines))
+    (tmp_path / "spec.json").write_text(s.model_dump_json())
+    r = sf("run", "spec.json", cwd=tmp_path)
+    assert r.returncode == 1 and f"{path}, line 3" in r.stderr
+
+
+TASKS = [
+    {
+        "id": f"t{i}",
+        "command": sh(f"echo start t{i} >> log; sleep 0.05; echo end t{i} >> log"),
+        "dependsOn": [f"t{i - 3}"] if i >= 3 else [],
+    }
+    for i in range(24)
+]
+
+
+def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text(
+        json.dumps({"goal": "kill", "maxConcurrency": 3, "tasks": TASKS})
+    )
+    rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
+    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    rng = random.Random(5)
+    for _ in range(5):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "swarmforge", "run", "spec.json"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.3, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert sf("run", "spec.json", cwd=tmp_path).returncode == 0
+    trail = [e for e in events(tmp_path, rid) if e.kind == "task-state"]
+    starts: dict[str, int] = {}
+    for event in trail:
+        if event.status == "running":  # type: ignore[union-attr]
+            assert all(
+                not (e.id == event.id and e.status == "done")  # type: ignore[union-attr]
+                for e in trail
+                if e.seq < event.seq
+            ), f"{event.id} ran after it was done"  # type: ignore[union-attr]
+            starts[event.id] = starts.get(event.id, 0) + 1  # type: ignore[union-attr]
+    log = (tmp_path / "log").read_text().split("\n")
+    for task in TASKS:
+        ran = log.count(f"start {task['id']}")
+        assert 1 <= ran <= starts[str(task["id"])], task["id"]
+        assert log.count(f"end {task['id']}") >= 1
+    assert any(n > 1 for n in starts.values()), "some orphan ran again"
+    final = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))[0]
+    assert set(final.values()) == {"done"}
+
+
+def test_a_background_worker_outlives_a_killed_orchestrator_and_is_reattached(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "spec.json").write_text(
+        json.dumps(
+            {
+                "goal": "bg",
+                "tasks": [
+                    {
+                        "id": "server",
+                        "command": sh("sleep 1.5; echo served > served"),
+                        "background": True,
+                    },
+                    {"id": "after", "command": sh("cat served > copied"), "dependsOn": ["server"]},
+                ],
+            }
+        )
+    )
+    rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
+    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "swarmforge", "run", "spec.json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file = Path(runs_dir(str(tmp_path))) / rid / "reports" / "server.pid"
+    retry_until(pid_file.exists)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    retry_until(lambda: (tmp_path / "served").exists(), timeout=10)
+    r = sf("run", "spec.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "copied").read_text() == "served\n"
+    runs = [
+        e
+        for e in events(tmp_path, rid)
+        if e.kind == "task-state" and e.id == "server" and e.status == "running" and e.pid is None
+    ]  # type: ignore[union-attr]
+    assert len(runs) == 1, "re-attached, not started again"
+
+
+def test_a_task_dispatched_to_a_headless_swarm_role(repo: Path) -> None:
+    (repo / "swarmforge").mkdir()
+    (repo / "swarmforge" / "swarmforge.conf").write_text(
+        "window helper exec helper task sh -c 'cat > got.txt'\n"
+    )
+    (repo / "swarmforge" / "constitution.prompt").write_text("x\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    try:
+        s = spec(
+            [
+                {"id": "ask", "role": "helper", "metadata": {"prompt": "Please help."}},
+                {"id": "then", "command": ["true"], "dependsOn": ["ask"]},
+            ]
+        )
+        result = Orchestrator(str(repo), s).run()
+        assert result["counts"] == {"done": 2}
+        record = runrecord.load(str(repo))
+        assert record is not None
+        got = (Path(record.roles[0].path) / "got.txt").read_text()
+        assert "Please help." in got and "TASK_NAME: ask" in got
+    finally:
+        sf("down", cwd=repo)
+
+
+def test_a_role_task_for_an_unknown_role_fails_before_anything_runs(tmp_path: Path) -> None:
+    s = spec([{"id": "a", "command": sh("touch ran")}, {"id": "b", "role": "nobody"}])
+    with pytest.raises(SwarmforgeError, match="role 'nobody'"):
+        Orchestrator(str(tmp_path), s).run()
+    assert not (tmp_path / "ran").exists()
+
+
+def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
+    s = spec(
+        [{"id": f"r{i}", "command": sh(f"echo r{i} >> ramp")} for i in range(6)],
+        ramp={"initial": 1, "step": 1},
+        maxConcurrency=3,
+    )
+    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"done": 6}
+    running_at_once = 0
+    live: set[str] = set()
+    for e in events(tmp_path, run_id(s)):
+        if e.kind == "task-state":
+            if e.status == "running":  # type: ignore[union-attr]
+                live.add(e.id)  # type: ignore[union-attr]
+            else:
+                live.discard(e.id)  # type: ignore[union-attr]
+            running_at_once = max(running_at_once, len(live))
+        if e.kind == "task-state" and e.id == "r0" and e.status == "running":  # type: ignore[union-attr]
+            assert len(live) == 1, "the ramp starts with one task"
+    assert running_at_once <= 3
