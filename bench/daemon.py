@@ -16,31 +16,19 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import psutil
+from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge.handoff import gate, handoffd
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
 
 ROLES = ("coder", "cleaner", "qa", "architect", "hardener", "specifier")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@b",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@b",
-    "HOME": "/nonexistent",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], env=GIT_ENV, check=True, capture_output=True)
 
 
 def make_project(root: Path) -> dict[str, Path]:

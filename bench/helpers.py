@@ -23,23 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import git  # bench/ is the script's directory, first on sys.path
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin"
 BUDGET = {"ready_for_next.sh": 2.5, "swarm_handoff.sh": 3.0}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@b",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@b",
-    "HOME": "/nonexistent",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args], env=GIT_ENV, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def interpreter() -> str:

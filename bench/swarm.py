@@ -24,20 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import git  # bench/ is the script's directory, first on sys.path
+
 ROLES = ("specifier", "coder", "cleaner", "architect", "hardener", "qa")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@b",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@b",
-    "HOME": "/nonexistent",
-    "PATH": "/usr/bin:/bin",
-}
 SWARMFORGE = str(Path(sys.executable).parent / "swarmforge")
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], env=GIT_ENV, check=True, capture_output=True)
 
 
 def project(base: Path) -> Path:

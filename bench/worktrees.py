@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,24 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _common import git  # bench/ is the script's directory, first on sys.path
+
 from swarmforge import proc
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create, remove
 
 TARGET = {"small": 1.0, "large": 1.1}
 SMALL_FACTOR = 5
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@b",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@b",
-    "HOME": "/nonexistent",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], env=GIT_ENV, check=True, capture_output=True)
 
 
 def make_repo(path: Path, files: int) -> str:

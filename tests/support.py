@@ -169,3 +169,21 @@ def copy_tree(src: Path, dst: Path) -> Path:
     """Copy a template repository."""
     shutil.copytree(src, dst, symlinks=True)
     return dst
+
+
+def run_cli(
+    *args: str, cwd: Path, path_extra: str = "", role: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the `swarmforge` command with a minimal environment, as a user's shell would."""
+    env = {"PATH": f"{path_extra}{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
+    if role is not None:
+        env["SWARMFORGE_ROLE"] = role
+    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
+    return subprocess.run(
+        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

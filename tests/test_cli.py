@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from swarmforge import __version__
-from tests.support import VENV_BIN, Project, script_env
+from tests.support import Project, run_cli, script_env
 
 
 def sf(*args: str, cwd: Path, role: str | None = "coder") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
-        cwd=cwd,
-        env=script_env(role),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli(*args, cwd=cwd, role=role, timeout=60)
 
 
 def test_help_and_version(tmp_path: Path) -> None:

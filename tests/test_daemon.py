@@ -19,6 +19,7 @@ from swarmforge.handoff import gate, handoffd, message, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box
 from tests.support import VENV_BIN, Project, retry_until
+from tests.support import run_cli as sf
 
 ROLES = {"coder": "task", "cleaner": "task", "qa": "batch", "architect": "task"}
 RECIPIENTS = ("cleaner", "qa", "architect")
@@ -27,19 +28,6 @@ RECIPIENTS = ("cleaner", "qa", "architect")
 @pytest.fixture
 def swarm(repo: Path) -> Project:
     return Project(repo, ROLES)
-
-
-def sf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin"}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
-    return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def send(swarm: Project, sender: str, to: str, text: str, draft: str = "d") -> str:

@@ -21,6 +21,7 @@ from swarmforge.run.orchestrator import Orchestrator, runs_dir
 from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
 from swarmforge.swarm import runrecord
 from tests.support import VENV_BIN, git, retry_until
+from tests.support import run_cli as sf
 
 
 def spec(tasks: list[dict[str, object]], **extra: object) -> RunSpec:
@@ -29,19 +30,6 @@ def spec(tasks: list[dict[str, object]], **extra: object) -> RunSpec:
 
 def sh(script: str) -> list[str]:
     return ["sh", "-c", script]
-
-
-def sf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
-    return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def events(root: Path, rid: str) -> list[jr.Event]:

@@ -21,7 +21,8 @@ from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.locks import is_held
 from swarmforge.swarm import procs, runner, runrecord
-from tests.support import VENV_BIN, git, retry_until
+from tests.support import git, retry_until
+from tests.support import run_cli as sf
 
 HAS_TMUX = shutil.which("tmux") is not None
 RELAY = """#!/bin/sh
@@ -35,19 +36,6 @@ printf 'type: git_handoff\\nto: %s\\npriority: 50\\ntask: chain\\ncommit: %s\\n'
     "$1" "$(git rev-parse --short=10 HEAD)" > .draft
 swarm_handoff.sh .draft
 """
-
-
-def sf(*args: str, cwd: Path, path_extra: str = "") -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{path_extra}{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
-    return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def make_swarm(repo: Path, conf: str, files: dict[str, str] | None = None) -> Path:

@@ -34,7 +34,7 @@ def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def build() -> argparse.ArgumentParser:
     """The `swarmforge` argument parser."""
-    from swarmforge.cli import daemon_cmd, run_cmd, swarm_cmd
+    from swarmforge.cli import daemon_cmd, demo_cmd, run_cmd, setup_cmd, swarm_cmd
 
     parser = argparse.ArgumentParser(
         prog="swarmforge", description="Run a swarm of coding agents on one git repository."
@@ -45,6 +45,8 @@ def build() -> argparse.ArgumentParser:
     daemon_cmd.add(sub)
     swarm_cmd.add(sub)
     run_cmd.add(sub)
+    demo_cmd.add(sub)
+    setup_cmd.add(sub)
     return parser
 
 

@@ -75,6 +75,10 @@ def _init_locked(root: str) -> None:
     git(root, "init", "--quiet")
     # Before the first `git add`, so that our own state is never committed.
     ensure_excludes_locked(os.path.join(root, ".git"))
+    _first_commit_locked(root)
+
+
+def _first_commit_locked(root: str) -> None:
     git(root, "add", "--all")
     git(
         root,
@@ -107,3 +111,15 @@ def ensure_repository(root: str) -> repo.Checkout:
             _init_locked(root)
         ensure_excludes_locked(main_checkout(root).common_dir)
     return main_checkout(root)
+
+
+def ensure_first_commit(root: str) -> repo.Checkout:
+    """`ensure_repository`, and a first commit of what the tree holds if it has none yet
+    (worktrees branch from a commit)."""
+    checkout = ensure_repository(root)
+    if checkout.head is not None:
+        return checkout
+    with git_lock(checkout.workdir):
+        if main_checkout(checkout.workdir).head is None:
+            _first_commit_locked(checkout.workdir)
+    return main_checkout(checkout.workdir)

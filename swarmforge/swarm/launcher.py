@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
-from swarmforge.git.command import git
-from swarmforge.git.project import ensure_repository, identity_config
+from swarmforge.git.project import ensure_first_commit
 from swarmforge.handoff import handoffd, notify
 from swarmforge.locks import is_held
 from swarmforge.swarm import layout, procs, roles, runner, runrecord, shims
@@ -54,18 +53,7 @@ def up(
     """Start (or resume) the swarm of the project at `root`; (record, True if it already ran)."""
     root = os.path.realpath(root)
     config = load_config(root)
-    if ensure_repository(root).head is None:
-        # Worktrees branch from a commit: a repository without one gets its first.
-        git(
-            root,
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "--no-verify",
-            "-m",
-            "Initial commit",
-            options=identity_config(root),
-        )
+    ensure_first_commit(root)
     record = runrecord.load(root)
     if record is not None and record.state == "running":
         if is_running(root, record):

@@ -1,0 +1,66 @@
+"""`swarmforge demo`: watch a whole swarm work on a throw-away project."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `demo`."""
+    demo = sub.add_parser(
+        "demo",
+        help="run a complete swarm on a throw-away project (no AI agent needed)",
+        description="Make a small project in a temporary directory, run a coder and a QA "
+        "role on it as headless commands, print every handoff and stop.",
+    )
+    demo.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where to make the project (default: a new temporary directory)",
+    )
+    demo.add_argument("--json", action="store_true", help="print the report as JSON")
+    demo.set_defaults(handler=_demo)
+
+
+def _times(row: dict[str, object]) -> str:
+    return " ".join(
+        str(row.get(k) or "-")[11:19]
+        for k in ("created_at", "enqueued_at", "dequeued_at", "completed_at")
+    )
+
+
+def _demo(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.demo import run_demo
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr if ns.json else sys.stdout, flush=True)
+
+    report = run_demo(ns.dir, say)
+    if ns.json:
+        print(json.dumps(report, indent=2))
+        return EXIT_OK if report["ok"] else EXIT_FAILURE
+    print("\naudit trail (UTC times: created enqueued dequeued completed):")
+    for row in report["handoffs"]:  # type: ignore[attr-defined]
+        what = row["message"] or f"{row['task']} @ {row['commit']}"
+        print(
+            f"  {row['from']:>6} -> {row['recipient']:<6} p{row['priority']}  {_times(row)}  "
+            f"{row['outcome'] or row['state']:<9}  {what}"
+        )
+    print("\nroles:")
+    for role in report["roles"]:  # type: ignore[attr-defined]
+        print(
+            f"  {role['role']:<6} received {role['received']}, completed {role['completed']}, "
+            f"failed {role['failed']}, sent {role['sent']}, {role['commits']} commit(s) on "
+            f"{role['branch']} (port {role['port']})"
+        )
+    verdict = "the swarm did its work" if report["ok"] else "FAILED: see the logs"
+    print(
+        f"\n{verdict}. The project is left at {report['project']}: its worktrees are in "
+        f".worktrees/, the handoffs in each worktree's .swarmforge/handoffs/, the logs in "
+        f".swarmforge/logs/. Remove it with: rm -rf {report['project']}"
+    )
+    return EXIT_OK if report["ok"] else EXIT_FAILURE

@@ -1,0 +1,101 @@
+"""`swarmforge init|doctor`: scaffold a project's swarm configuration, and check what it needs."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `init` and `doctor`."""
+    init = sub.add_parser(
+        "init",
+        help="scaffold swarmforge/ (conf, constitution, role prompts) from a shipped pack",
+        description="Write DIR/swarmforge/swarmforge.conf, the constitution and its articles, "
+        "and a prompt per agent role, from a pack. Existing files are left alone (and nothing "
+        "is written) unless --force.",
+    )
+    init.add_argument(
+        "--pack",
+        default="two-pack",
+        metavar="NAME",
+        help="the pack to copy (default two-pack); 'list' prints them",
+    )
+    init.add_argument("--force", action="store_true", help="replace files that exist")
+    init.add_argument("--json", action="store_true", help="print the result as JSON")
+    init.add_argument(
+        "dir",
+        nargs="?",
+        default=".",
+        metavar="DIR",
+        help="the project (default: here; created if missing)",
+    )
+    init.set_defaults(handler=_init)
+    doctor = sub.add_parser(
+        "doctor",
+        help="check git, tmux, the agents on PATH and the project's state",
+        description="One line per check: ok, warn or FAIL, with what to do. Exits 1 on a FAIL.",
+    )
+    doctor.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.set_defaults(handler=_doctor)
+
+
+def _list_packs(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.scaffold import pack_config, packs
+
+    names = packs()
+    if ns.json:
+        print(json.dumps({"packs": names}, indent=2))
+        return EXIT_OK
+    for name in names:
+        print(f"{name:12s} {', '.join(pack_config(name).names)}")
+    return EXIT_OK
+
+
+def _init(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.scaffold import init
+
+    if ns.pack == "list":
+        return _list_packs(ns)
+    result = init(ns.dir, ns.pack, force=ns.force)
+    if ns.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2))
+        return EXIT_OK
+    print(f"scaffolded the {result.pack} in {result.dir}:")
+    for path in result.written:
+        print(f"  {os.path.relpath(path, result.dir)}")
+    print("next:")
+    print(f"  cd {result.dir}")
+    print("  swarmforge doctor    # check git, tmux and the agents the roles need")
+    print("  swarmforge up        # start the swarm")
+    return EXIT_OK
+
+
+def _doctor_root(option: str | None) -> str:
+    # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
+    from swarmforge.cli.parser import project_root
+    from swarmforge.swarm.doctor import find_project
+
+    return project_root(option) if option else find_project(os.getcwd())
+
+
+def _doctor(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.doctor import run_checks
+
+    root = _doctor_root(ns.project)
+    checks = run_checks(root)
+    if ns.json:
+        print(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
+    else:
+        print(f"project {root}")
+        for check in checks:
+            line = f"{check.status:4s}  {check.check:16s} {check.detail}"
+            print(line + (f": {check.fix}" if check.fix else ""))
+    return EXIT_FAILURE if any(c.status == "FAIL" for c in checks) else EXIT_OK

@@ -1,0 +1,268 @@
+"""`swarmforge demo`: a whole swarm on a throw-away project, with no AI agent needed.
+
+Two headless `exec` roles: a coder that adds a function with its test, commits
+and hands the commit to QA; and QA, in batch mode, that merges it, runs the
+project's tests and hands the result back. The demo starts the swarm, hands
+the coder its first task, watches until the work comes back, prints the audit
+trail of every handoff, stops the swarm and says where the project is.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import BATCH_PREFIX, Box, Mailbox
+from swarmforge.swarm import launcher, runrecord
+
+TIMEOUT = 90.0
+Progress = Callable[[str], None]
+
+CALC = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b\n'
+TESTS = (
+    "import unittest\n\nimport calc\n\n\nclass CalcTest(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n\n\n"
+    'if __name__ == "__main__":\n    unittest.main()\n'
+)
+CODER = r'''"""The demo's coder: on a task, add `multiply` with its test, commit, hand it to QA."""
+import os, subprocess, sys
+
+task = sys.stdin.read()
+if "merge_and_process" in task or "QA:" in task:
+    print("coder: QA reported back:", task.strip().splitlines()[-1])
+    sys.exit(0)
+with open("calc.py", "a") as f:
+    f.write('\n\ndef multiply(a, b):\n    """The product of a and b."""\n    return a * b\n')
+with open("test_calc.py") as f:
+    tests = f.read()
+tests = tests.replace("\n\n\nif __name__", "\n\n    def test_multiply(self):\n"
+                      "        self.assertEqual(calc.multiply(4, 5), 20)\n\n\nif __name__")
+with open("test_calc.py", "w") as f:
+    f.write(tests)
+git = ["git", "-c", "user.name=demo coder", "-c", "user.email=coder@demo.invalid"]
+subprocess.run(git + ["add", "calc.py", "test_calc.py"], check=True)
+subprocess.run(git + ["commit", "-q", "-m", "Add multiply"], check=True)
+commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], check=True,
+                        capture_output=True, text=True).stdout.strip()
+with open(".handoff-draft", "w") as f:
+    f.write(f"type: git_handoff\nto: qa\npriority: 40\ntask: add-multiply\ncommit: {commit}\n")
+sys.exit(subprocess.run(["swarm_handoff.sh", ".handoff-draft"]).returncode)
+'''
+QA = r'''"""The demo's QA, in batch mode: merge each commit, run the tests, report back."""
+import re, subprocess, sys
+
+batch = sys.stdin.read()
+git = ["git", "-c", "user.name=demo qa", "-c", "user.email=qa@demo.invalid"]
+for sender, commit in re.findall(r"^merge_and_process (\S+) ([0-9a-f]{10})$", batch, re.M):
+    subprocess.run(git + ["merge", "-q", "--no-edit", commit], check=True)
+tests = subprocess.run([sys.executable, "-m", "unittest", "-q"], capture_output=True, text=True)
+print(tests.stderr)
+summary = tests.stderr.strip().splitlines()
+verdict = "passed" if tests.returncode == 0 else "FAILED"
+head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                      text=True).stdout.strip()
+note = f"QA: tests {verdict} at {head} ({summary[-3] if len(summary) > 2 else 'no output'})"
+with open(".handoff-draft", "w") as f:
+    f.write(f"type: note\nto: coder\npriority: 30\nmessage: {note[:80]}\n")
+sent = subprocess.run(["swarm_handoff.sh", ".handoff-draft"]).returncode
+sys.exit(tests.returncode or sent)
+'''
+
+
+def _git(root: str, *args: str) -> str:
+    identity = ["-c", "user.name=swarmforge demo", "-c", "user.email=demo@swarmforge.invalid"]
+    return subprocess.run(
+        ["git", *identity, "-C", root, *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def make_project(root: str) -> None:
+    """Write the throw-away project: a tiny library, its tests, the two roles, a first commit."""
+    files = {
+        "calc.py": CALC,
+        "test_calc.py": TESTS,
+        "demo/coder.py": CODER,
+        "demo/qa.py": QA,
+        "swarmforge/constitution.prompt": "Keep every change small and tested.\n",
+        "swarmforge/swarmforge.conf": (
+            "# A demo swarm: two headless roles that run a command per handoff.\n"
+            f"window coder exec coder task {sys.executable} demo/coder.py\n"
+            f"window qa exec qa batch {sys.executable} demo/qa.py\n"
+        ),
+    }
+    for name, text in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "A tiny calculator")
+
+
+def kick_off(record: runrecord.RunRecord) -> str:
+    """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
+    from swarmforge import project
+    from swarmforge.handoff import delivery
+    from swarmforge.handoff.mailbox import compact_stamp, utc_stamp
+
+    coder = record.role("coder")
+    assert coder is not None
+    stamp = compact_stamp()
+    name = f"50_{stamp}_000001_from_demo_to_coder.handoff"
+    handoff = message.Handoff(
+        [
+            ("id", f"{stamp}_000001_from_demo"),
+            ("from", "demo"),
+            ("to", "coder"),
+            ("priority", "50"),
+            ("type", "note"),
+            ("message", "Add multiply(a, b) with a test."),
+            ("created_at", utc_stamp()),
+        ],
+        "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
+    )
+    entry = project.RoleEntry(
+        ["coder", coder.worktree, coder.path, coder.session, "Coder", coder.agent, coder.mode]
+    )
+    delivery.copy_to(handoff, name, "coder", entry)
+    return name
+
+
+def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
+    """Every handoff copy in every role's inbox, with its headers and where it lies."""
+    rows: list[dict[str, object]] = []
+    for role in record.roles:
+        box = Mailbox(role.path)
+        for state, directory in (
+            ("queued", Box.NEW),
+            ("in process", Box.IN_PROCESS),
+            ("completed", Box.COMPLETED),
+        ):
+            for path in _handoffs(box.path(directory)):
+                try:
+                    h = message.read(path)
+                except (OSError, CorruptFile):
+                    continue
+                fields = (
+                    "from",
+                    "to",
+                    "priority",
+                    "type",
+                    "task",
+                    "message",
+                    "commit",
+                    "created_at",
+                    "enqueued_at",
+                    "dequeued_at",
+                    "completed_at",
+                    "outcome",
+                )
+                row: dict[str, object] = {"file": path, "state": state, "recipient": role.name}
+                row.update((k, h.get(k)) for k in fields)
+                row["_order"] = os.stat(path).st_mtime_ns
+                rows.append(row)
+    # Header times have one-second resolution; within a second, the order the copies
+    # were last written in (completed last) breaks the tie.
+    rows.sort(key=lambda r: (str(r["created_at"]), int(str(r["_order"]))))
+    for row in rows:
+        del row["_order"]
+    return rows
+
+
+def _handoffs(directory: str) -> list[str]:
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return []
+    found = [e.path for e in entries if e.name.endswith(".handoff") and e.is_file()]
+    for e in entries:
+        if e.name.startswith(BATCH_PREFIX) and e.is_dir():
+            found += _handoffs(e.path)
+    return sorted(found)
+
+
+def watch(record: runrecord.RunRecord, progress: Progress, timeout: float = TIMEOUT) -> bool:
+    """Follow the handoffs until QA's report is back with the coder; False on failure."""
+    seen: set[tuple[str, str]] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = trail(record)
+        for row in rows:
+            key = (str(row["file"]).rsplit("/", 1)[-1] + str(row["recipient"]), str(row["state"]))
+            if key not in seen:
+                seen.add(key)
+                what = row["message"] or f"commit {row['commit']} ({row['task']})"
+                progress(f"  {row['from']} -> {row['recipient']}: {row['state']:10s} {what}")
+        if any(r["outcome"] == "failed" for r in rows):
+            return False
+        back = [
+            r
+            for r in rows
+            if r["recipient"] == "coder" and r["from"] == "qa" and r["state"] == "completed"
+        ]
+        if back:
+            return "passed" in str(back[0]["message"])
+        time.sleep(0.1)
+    progress(f"  gave up after {timeout:.0f} s")
+    return False
+
+
+def summary(
+    root: str, record: runrecord.RunRecord, rows: list[dict[str, object]]
+) -> list[dict[str, object]]:
+    """Per role: handoffs received, completed, failed, sent, and commits on its branch."""
+    out = []
+    for role in record.roles:
+        mine = [r for r in rows if r["recipient"] == role.name]
+        commits = _git(root, "rev-list", "--count", f"main..{role.branch}")
+        out.append(
+            {
+                "role": role.name,
+                "branch": role.branch,
+                "port": role.port,
+                "received": len(mine),
+                "completed": sum(r["state"] == "completed" for r in mine),
+                "failed": sum(r["outcome"] == "failed" for r in mine),
+                "sent": sum(r["from"] == role.name for r in rows),
+                "commits": int(commits),
+            }
+        )
+    return out
+
+
+def run_demo(directory: str | None = None, progress: Progress = print) -> dict[str, object]:
+    """Run the demo; a report of what happened (`ok` False if any step failed)."""
+    root = os.path.realpath(directory or tempfile.mkdtemp(prefix="swarmforge-demo-"))
+    if os.path.exists(os.path.join(root, "swarmforge")):
+        raise SwarmforgeError(
+            f"{root} already holds a swarmforge/ directory.",
+            hint="Give `swarmforge demo --dir` an empty directory.",
+        )
+    os.makedirs(root, exist_ok=True)
+    progress(f"making a throw-away project in {root}")
+    make_project(root)
+    progress("starting a headless swarm: coder (task mode) and qa (batch mode)")
+    record, _ = launcher.up(root, "headless", progress=lambda m: progress(f"  {m}"))
+    ok = False
+    try:
+        progress("handing the coder its first task")
+        kick_off(record)
+        ok = watch(record, progress)
+    finally:
+        rows = trail(record)
+        progress("stopping the swarm")
+        launcher.down(root, progress=lambda m: progress(f"  {m}"))
+    return {
+        "ok": ok,
+        "project": root,
+        "run_id": record.run_id,
+        "handoffs": rows,
+        "roles": summary(root, record, rows),
+    }
