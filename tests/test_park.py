@@ -10,7 +10,8 @@ import pytest
 
 from swarmforge.errors import CorruptFile
 from swarmforge.run.park import METADATA_KEYS, REASONS, park_reason
-from swarmforge.run.spec import SubtaskSpec, TaskSpec, load_spec
+from swarmforge.run.spec import SubtaskSpec, TaskSpec
+from swarmforge.run.specfile import load_spec
 
 
 @dataclass

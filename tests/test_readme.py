@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.handoff import draft
-from swarmforge.run.spec import parse_spec
+from swarmforge.run.specfile import parse_spec
 from swarmforge.swarm.config import parse_config
 
 README = Path(__file__).resolve().parents[1] / "README.md"

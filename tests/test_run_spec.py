@@ -18,9 +18,9 @@ from swarmforge.run.spec import (
     canonical_json,
     flatten,
     id_problem,
-    load_spec,
     run_id,
 )
+from swarmforge.run.specfile import load_spec
 
 SPEC: dict[str, Any] = {
     "goal": "ship the release",

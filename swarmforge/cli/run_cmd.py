@@ -75,7 +75,7 @@ def _root(ns: argparse.Namespace) -> str:
 
 def _run(ns: argparse.Namespace) -> int:
     from swarmforge.run.orchestrator import Orchestrator
-    from swarmforge.run.spec import load_spec
+    from swarmforge.run.specfile import load_spec
 
     if ns.max_concurrency is not None and ns.max_concurrency < 1:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")

@@ -78,3 +78,19 @@ class Level:
         if states & {"parked", "blocked"}:
             return None
         return True
+
+
+class Flight:
+    """A task whose end the loop is waiting for."""
+
+    def __init__(
+        self,
+        level: Level,
+        task_id: str,
+        kind: str,
+        pid: int | None = None,
+        handoff: str | None = None,
+        role: str | None = None,
+    ) -> None:
+        self.level, self.task_id, self.kind = level, task_id, kind
+        self.pid, self.handoff, self.role = pid, handoff, role

@@ -18,8 +18,8 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
 from swarmforge.run import journal as jr
-from swarmforge.run import ledger, roletask, worker
-from swarmforge.run.levels import Level, Task, subtasks_of
+from swarmforge.run import ledger, reattach, roletask, worker
+from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.park import park_reason
 from swarmforge.run.spec import RunSpec, run_id
 
@@ -31,22 +31,6 @@ Progress = Callable[[str], None]
 def runs_dir(root: str) -> str:
     """Where the project's planned runs live."""
     return os.path.join(root, ".swarmforge", "runs")
-
-
-class Flight:
-    """A task whose end the loop is waiting for."""
-
-    def __init__(
-        self,
-        level: Level,
-        task_id: str,
-        kind: str,
-        pid: int | None = None,
-        handoff: str | None = None,
-        role: str | None = None,
-    ) -> None:
-        self.level, self.task_id, self.kind = level, task_id, kind
-        self.pid, self.handoff, self.role = pid, handoff, role
 
 
 class Orchestrator:
@@ -178,7 +162,7 @@ class Orchestrator:
             level.queue.restore(known)
         self.levels.append(level)
         self._decisions(level)
-        self._orphans(level)
+        reattach.orphans(self, level)
         return level
 
     def _decisions(self, level: Level) -> None:
@@ -193,53 +177,10 @@ class Orchestrator:
                 level.queue.approve(task_id)
                 self.state(level, task_id, level.queue.status(task_id), reason="approved")
 
-    def _last(self, task_id: str, field: str) -> object:
-        for event in reversed(self.journal.events):
-            if event.kind == "task-state" and event.id == task_id:
-                value = getattr(event, field, None)
-                if value is not None:
-                    return value
-        return None
-
-    def _orphans(self, level: Level) -> None:
-        for task_id in level.queue.demote_running():
-            task = level.tasks[task_id]
-            if task.background and self._reattach_background(level, task_id):
-                continue
-            if task.role and self._reattach_role(level, task):
-                continue
-            self.state(level, task_id, "ready", reason="orphaned: will run again")
-
-    def _reattach_background(self, level: Level, task_id: str) -> bool:
-        from swarmforge.swarm.procs import is_alive
-
-        outcome = worker.finished(self.reports, task_id)
-        pid = self._last(task_id, "pid")
-        if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
-            return False
-        level.start(task_id)
-        flight = Flight(level, task_id, "background", pid=pid if isinstance(pid, int) else None)
-        self.flights[task_id] = flight
-        if outcome is not None:
-            self.done.put((flight, outcome))
-        self.progress(f"re-attached background task {task_id}")
-        return True
-
-    def _reattach_role(self, level: Level, task: Task) -> bool:
-        reason = self._last(task.id, "reason")
-        if not (isinstance(reason, str) and reason.startswith("handoff:")) or not task.role:
-            return False
-        name = reason.removeprefix("handoff:")
-        entry = roletask.role_entry(self.root, task.role, task.id)
-        if roletask.where(entry, name) is None:
-            roletask.deliver(entry, name, self.run_id, task.id, self._text(task))
-        level.start(task.id)
-        self.flights[task.id] = Flight(level, task.id, "role", handoff=name, role=task.role)
-        return True
-
     # -- dispatch -----------------------------------------------------------------------------
 
-    def _text(self, task: Task) -> str:
+    def text(self, task: Task) -> str:
+        """What a role is asked to do for `task`."""
         prompt = task.metadata.get("prompt")
         return str(prompt) if prompt else f"{self.spec.goal} ({task.id})"
 
@@ -265,7 +206,7 @@ class Orchestrator:
         env = {**self.env, "SWARMFORGE_TASK": task.id}
         if flight.kind == "role" and task.role and flight.handoff:
             entry = roletask.role_entry(self.root, task.role, task.id)
-            roletask.deliver(entry, flight.handoff, self.run_id, task.id, self._text(task))
+            roletask.deliver(entry, flight.handoff, self.run_id, task.id, self.text(task))
         elif flight.kind == "background" and task.command:
             flight.pid = worker.start_background(
                 task.id, task.command, cwd=self.root, env=env, reports=self.reports
