@@ -14,7 +14,7 @@ import os
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import BATCH_PREFIX, SUFFIX, Box, Mailbox, utc_stamp
+from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, utc_stamp
 from swarmforge.project import RoleEntry
 
 DELIVERED, FAILED, GONE = "delivered", "failed", "gone"
@@ -56,24 +56,8 @@ def pending(outbox: str) -> list[str]:
 
 
 def _existing_copy(box: Mailbox, name: str) -> str | None:
-    for directory in (Box.NEW, Box.IN_PROCESS, Box.COMPLETED):
-        path = box.path(directory, name)
-        if os.path.lexists(path):
-            return path
-    for directory in (Box.IN_PROCESS, Box.COMPLETED):
-        try:
-            batches = [
-                e.path
-                for e in os.scandir(box.path(directory))
-                if e.name.startswith(BATCH_PREFIX) and e.is_dir(follow_symlinks=False)
-            ]
-        except FileNotFoundError:
-            continue
-        for batch in batches:
-            path = os.path.join(batch, name)
-            if os.path.lexists(path):
-                return path
-    return None
+    found = box.locate(name)
+    return found[1] if found else None
 
 
 def _is_same_handoff(path: str, handoff_id: str | None) -> bool:

@@ -63,11 +63,10 @@ class Mailbox:
         """Absolute paths of the queue items in `box`, in file-name order."""
         return items_in(self.path(box))
 
-    def batches(self) -> list[str]:
-        """Absolute paths of the batch directories in process, in name order."""
-        directory = self.path(Box.IN_PROCESS)
+    def batches(self, box: str = Box.IN_PROCESS) -> list[str]:
+        """Absolute paths of the batch directories in `box` (in process), in name order."""
         try:
-            entries = list(os.scandir(directory))
+            entries = list(os.scandir(self.path(box)))
         except FileNotFoundError:
             return []
         return sorted(
@@ -75,6 +74,28 @@ class Mailbox:
             for e in entries
             if e.name.startswith(BATCH_PREFIX) and e.is_dir(follow_symlinks=False)
         )
+
+    def locate(self, name: str) -> tuple[str, str] | None:
+        """(box, path) of the copy named `name` on the receiving side: queued, in process or
+        completed, alone or in a batch; None if this mailbox never received it."""
+        for box in (Box.COMPLETED, Box.IN_PROCESS, Box.NEW):
+            path = self.path(box, name)
+            if os.path.lexists(path):
+                return box, path
+            if box == Box.NEW:
+                continue
+            for batch in self.batches(box):
+                path = os.path.join(batch, name)
+                if os.path.lexists(path):
+                    return box, path
+        return None
+
+    def received(self, box: str) -> list[str]:
+        """Every handoff in `box`, alone or in a batch directory, in name order."""
+        found = self.items(box)
+        for batch in self.batches(box):
+            found += items_in(batch)
+        return sorted(found)
 
     # -- transitions ---------------------------------------------------------------------------
 

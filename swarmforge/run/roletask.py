@@ -7,7 +7,7 @@ import os
 from swarmforge import fsutil, project
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import BATCH_PREFIX, Box, Mailbox, compact_stamp, utc_stamp
+from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 
 SENDER = "swarmforge"
 
@@ -64,29 +64,11 @@ def deliver(entry: project.RoleEntry, name: str, run_id: str, task_id: str, text
 
 def where(entry: project.RoleEntry, name: str) -> tuple[str, str] | None:
     """(state, path) of the task's handoff in the role's mailbox: new, in_process or completed."""
-    box = Mailbox(entry.path)
-    for state, directory in (
-        ("completed", Box.COMPLETED),
-        ("in_process", Box.IN_PROCESS),
-        ("new", Box.NEW),
-    ):
-        path = box.path(directory, name)
-        if os.path.exists(path):
-            return state, path
-        if directory == Box.NEW:
-            continue
-        try:
-            batches = [
-                e.path
-                for e in os.scandir(box.path(directory))
-                if e.name.startswith(BATCH_PREFIX) and e.is_dir()
-            ]
-        except FileNotFoundError:
-            continue
-        for batch in batches:
-            if os.path.exists(os.path.join(batch, name)):
-                return state, os.path.join(batch, name)
-    return None
+    found = Mailbox(entry.path).locate(name)
+    if found is None:
+        return None
+    box, path = found
+    return {Box.COMPLETED: "completed", Box.IN_PROCESS: "in_process"}.get(box, "new"), path
 
 
 def outcome(path: str) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import BATCH_PREFIX, Box, Mailbox
+from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import launcher, runrecord
 
 TIMEOUT = 90.0
@@ -145,7 +145,7 @@ def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
             ("in process", Box.IN_PROCESS),
             ("completed", Box.COMPLETED),
         ):
-            for path in _handoffs(box.path(directory)):
+            for path in box.received(directory):
                 try:
                     h = message.read(path)
                 except (OSError, CorruptFile):
@@ -174,18 +174,6 @@ def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
     for row in rows:
         del row["_order"]
     return rows
-
-
-def _handoffs(directory: str) -> list[str]:
-    try:
-        entries = list(os.scandir(directory))
-    except FileNotFoundError:
-        return []
-    found = [e.path for e in entries if e.name.endswith(".handoff") and e.is_file()]
-    for e in entries:
-        if e.name.startswith(BATCH_PREFIX) and e.is_dir():
-            found += _handoffs(e.path)
-    return sorted(found)
 
 
 def watch(record: runrecord.RunRecord, progress: Progress, timeout: float = TIMEOUT) -> bool:
