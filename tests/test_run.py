@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -364,3 +366,36 @@ def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
         if e.kind == "task-state" and e.id == "r0" and e.status == "running":  # type: ignore[union-attr]
             assert len(live) == 1, "the ramp starts with one task"
     assert running_at_once <= 3
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> None:
+    from swarmforge.handoff.notify import WAKE_LINE
+    from tests.test_swarm import fake_agent, make_swarm
+
+    tools = fake_agent(tmp_path / "tools", "fakeagent")
+    make_swarm(repo, "window helper fakeagent helper\n")
+    (repo / "swarmforge" / "roles" / "helper.prompt").write_text("Help.\n")
+    assert sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:").returncode == 0
+    try:
+        record = runrecord.load(str(repo))
+        assert record is not None
+        heard = Path(record.roles[0].path) / "agent-heard.txt"
+        retry_until((Path(record.roles[0].path) / "agent-start.json").exists)
+        s = spec([{"id": "ask", "role": "helper"}])
+        orch = Orchestrator(str(repo), s)
+        orch.preflight()
+        runner = threading.Thread(target=orch.run, daemon=True)
+        runner.start()
+        retry_until(lambda: heard.exists() and WAKE_LINE in heard.read_text())
+        # Act as the agent would on hearing it: take the task and complete it.
+        from swarmforge.handoff import receive
+        from swarmforge.handoff.mailbox import Mailbox
+
+        box = Mailbox(record.roles[0].path)
+        assert receive.ready_task(box) is not None
+        receive.done_task(box)
+        runner.join(timeout=30)
+        assert not runner.is_alive()
+    finally:
+        sf("down", cwd=repo)

@@ -179,8 +179,10 @@ def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: P
 
 FAKE_AGENT = """#!{python}
 import json, os, sys
-with open(os.path.join(os.getcwd(), "agent-start.json"), "w") as f:
+# Written under another name and renamed, so a reader never sees it half written.
+with open(os.path.join(os.getcwd(), ".agent-start.tmp"), "w") as f:
     json.dump({{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}}, f)
+os.rename(".agent-start.tmp", "agent-start.json")
 for line in sys.stdin:
     with open(os.path.join(os.getcwd(), "agent-heard.txt"), "a") as f:
         f.write(line)

@@ -206,7 +206,9 @@ class Orchestrator:
         env = {**self.env, "SWARMFORGE_TASK": task.id}
         if flight.kind == "role" and task.role and flight.handoff:
             entry = roletask.role_entry(self.root, task.role, task.id)
-            roletask.deliver(entry, flight.handoff, self.run_id, task.id, self.text(task))
+            roletask.deliver(
+                entry, flight.handoff, self.run_id, task.id, self.text(task), self.root
+            )
         elif flight.kind == "background" and task.command:
             flight.pid = worker.start_background(
                 task.id, task.command, cwd=self.root, env=env, reports=self.reports

@@ -62,7 +62,7 @@ def role(orch: Orchestrator, level: Level, task: Task) -> bool:
     name = reason.removeprefix("handoff:")
     entry = roletask.role_entry(orch.root, task.role, task.id)
     if roletask.where(entry, name) is None:
-        roletask.deliver(entry, name, orch.run_id, task.id, orch.text(task))
+        roletask.deliver(entry, name, orch.run_id, task.id, orch.text(task), orch.root)
     level.start(task.id)
     orch.flights[task.id] = Flight(level, task.id, "role", handoff=name, role=task.role)
     return True

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil, project
+from swarmforge import project
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.handoff import message
+from swarmforge.handoff import delivery, message, notify
 from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 
 SENDER = "swarmforge"
@@ -32,9 +32,16 @@ def handoff_name(role: str, seq: int) -> str:
     return f"50_{compact_stamp()}_{seq:06d}_from_{SENDER}_to_{role}.handoff"
 
 
-def deliver(entry: project.RoleEntry, name: str, run_id: str, task_id: str, text: str) -> str:
-    """Publish the task's handoff in the role's inbox/new (never over an existing file)."""
-    stamp = utc_stamp()
+def deliver(
+    entry: project.RoleEntry,
+    name: str,
+    run_id: str,
+    task_id: str,
+    text: str,
+    root: str | None = None,
+) -> str:
+    """Publish the task's handoff in the role's inbox/new, the way the daemon delivers (never
+    over an existing file), and wake the role's tmux session if it has one."""
     one_line = " ".join(text.split())[:80] or task_id
     handoff = message.Handoff(
         [
@@ -46,20 +53,17 @@ def deliver(entry: project.RoleEntry, name: str, run_id: str, task_id: str, text
             ("message", one_line),
             ("task", task_id),
             ("run", run_id),
-            ("created_at", stamp),
-            ("recipient", entry.name),
-            ("enqueued_at", stamp),
+            ("created_at", utc_stamp()),
         ],
         f"Re-read your role and constitution.\n\nRun {run_id}, task {task_id}:\n{text}\n",
     )
-    box = Mailbox(entry.path)
-    box.ensure(Box.NEW)
-    final = box.path(Box.NEW, name)
-    tmp = fsutil.temp_name(final)
-    fsutil.write_new(tmp, handoff.render())
-    fsutil.publish(tmp, final)
-    fsutil.fsync_dir(box.path(Box.NEW))
-    return final
+    delivery.copy_to(handoff, name, entry.name, entry)
+    if root is not None:
+        try:
+            notify.make("tmux", root).wake(entry.name, entry, root)
+        except (SwarmforgeError, notify.WakeFailed, OSError):
+            pass  # a wake-up is a courtesy: headless roles watch their inbox themselves
+    return Mailbox(entry.path).path(Box.NEW, name)
 
 
 def where(entry: project.RoleEntry, name: str) -> tuple[str, str] | None:
