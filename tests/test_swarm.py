@@ -331,3 +331,12 @@ def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path
     assert sf("down", cwd=repo).returncode == 0
     assert not procs.is_alive(record.inhibitor_pid)
     nothing_left(repo)
+
+
+def test_gc_where_no_swarm_ever_ran(tmp_path: Path) -> None:
+    (tmp_path / "swarmforge").mkdir()
+    (tmp_path / "swarmforge" / "swarmforge.conf").write_text("window a exec a task true\n")
+    r = sf("gc", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["run_id"] is None and report["processes"] == [] and report["worktrees"] == []

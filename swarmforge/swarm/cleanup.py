@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge.git import worktrees
+from swarmforge.git import repo, worktrees
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
 from swarmforge.locks import is_held
@@ -46,7 +46,11 @@ def gc(root: str) -> dict[str, object]:
                 role.pid = None
             runrecord.save(root, record)
         report["pid_files"] = _stale_pid_files(root)
-    pruned = worktrees.prune(root)
-    report["worktrees"] = [w.name for w in pruned.worktrees]
-    report["rolled_back"] = list(pruned.rolled_back)
+    report["worktrees"], report["rolled_back"] = [], []
+    checkout = repo.open_checkout(root)
+    if checkout is not None and checkout.is_main:
+        # A project that is no git repository yet has no worktree registrations to prune.
+        pruned = worktrees.prune(root)
+        report["worktrees"] = [w.name for w in pruned.worktrees]
+        report["rolled_back"] = list(pruned.rolled_back)
     return report
