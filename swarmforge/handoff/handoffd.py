@@ -10,6 +10,8 @@ import sys
 import time
 from types import FrameType
 
+import psutil
+
 from swarmforge import fsutil, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
@@ -156,16 +158,41 @@ def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
         fsutil.atomic_write(paths.stop, b"stop\n")
         if pid:
             _signal(pid, signal.SIGTERM)
-        if not _gone_within(paths, timeout):
+        process = _process(pid)
+        if not _gone_within(paths, timeout) or not _exited(process, timeout):
             pid = pid or read_pid(paths) or 0
             if pid:
                 _signal(pid, signal.SIGKILL)
-            if not _gone_within(paths, 5.0):
+            if not _gone_within(paths, 5.0) or not _exited(process, 5.0):
                 raise SwarmforgeError(f"handoffd (pid {pid}) would not stop.")
     for leftover in (paths.pid, paths.stop):
         if os.path.exists(leftover):
             os.unlink(leftover)
     return pid
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid) if pid else None
+    except psutil.Error:
+        return None
+
+
+def _exited(process: psutil.Process | None, seconds: float) -> bool:
+    """Wait until the process has exited (a zombie has); the lock is dropped a moment before
+    the interpreter finishes, and `stop` promises the process itself is gone."""
+    deadline = time.monotonic() + seconds
+    while process is not None:
+        try:
+            # is_running also notices the pid reused by a newer process.
+            if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.Error:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _signal(pid: int, signum: int) -> None:
