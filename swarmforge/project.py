@@ -62,7 +62,8 @@ def _git_dir_of(top: str) -> str | None:
     return os.path.normpath(os.path.join(top, first[len("gitdir: ") :]))
 
 
-def _common_dir(git_dir: str) -> str:
+def common_dir(git_dir: str) -> str:
+    """The git dir shared by every worktree of the repository whose git dir is `git_dir`."""
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as f:
             return os.path.normpath(os.path.join(git_dir, f.read().strip()))
@@ -92,7 +93,7 @@ def find_root(cwd: str) -> str:
             return top
         git_dir = _git_dir_of(top)
         if git_dir is not None:
-            main = os.path.dirname(_common_dir(git_dir))
+            main = os.path.dirname(common_dir(git_dir))
             if os.path.isfile(os.path.join(main, ROLES_TSV)):
                 return main
     raise SwarmforgeError("Cannot find SwarmForge project root")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmforge.errors import SwarmforgeError
+from swarmforge.project import common_dir
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,6 @@ def _open(path: str) -> Any:
         return None
 
 
-def _common_dir(git_dir: str) -> str:
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as f:
-            return os.path.realpath(os.path.join(git_dir, f.read().strip()))
-    except FileNotFoundError:
-        return git_dir
-
-
 def open_checkout(path: str) -> Checkout | None:
     """The checkout whose top directory is `path`, or None when `path` is not one."""
     repo = _open(path)
@@ -62,7 +55,7 @@ def open_checkout(path: str) -> Checkout | None:
     git_dir = os.path.realpath(repo.path)
     head_ref = None if repo.head_is_detached else str(repo.references["HEAD"].target)
     head = None if repo.head_is_unborn else str(repo.head.target)
-    return Checkout(workdir, git_dir, _common_dir(git_dir), head_ref, head)
+    return Checkout(workdir, git_dir, os.path.realpath(common_dir(git_dir)), head_ref, head)
 
 
 @dataclass(frozen=True)

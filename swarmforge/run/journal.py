@@ -13,21 +13,20 @@ checkpoint.json ahead of the journal by one, which resumes correctly.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.records import read_json_model
 from swarmforge.run.ledger import (
     ParkReason,
     Stamp,
     TaskId,
     append_to,
-    describe,
     load_for_append,
     read_lines,
     utc_stamp,
@@ -243,20 +242,7 @@ def write_checkpoint(
 
 def read_checkpoint(run_dir: str) -> Checkpoint | None:
     """The run's checkpoint.json, or None if it has none; CorruptFile if it is damaged."""
-    path = os.path.join(run_dir, CHECKPOINT)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    try:
-        return Checkpoint.model_validate(json.loads(data))
-    except json.JSONDecodeError as exc:
-        raise CorruptFile(path, exc.lineno, exc.msg) from None
-    except (UnicodeDecodeError, RecursionError):
-        raise CorruptFile(path, None, "not a JSON document") from None
-    except ValidationError as exc:
-        raise CorruptFile(path, None, describe(exc)) from None
+    return read_json_model(os.path.join(run_dir, CHECKPOINT), Checkpoint)
 
 
 def resume_states(run_dir: str) -> tuple[dict[str, str], Journal]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, Vali
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.records import describe
 
 T = TypeVar("T")
 Check = Callable[[T, int], "str | None"]
@@ -94,13 +95,6 @@ def _records(
             raise CorruptFile(path, number, problem)
         records.append(record)
     return records, None
-
-
-def describe(exc: ValidationError) -> str:
-    """The first problem pydantic found, as `field.path: message`."""
-    first = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def read_lines(

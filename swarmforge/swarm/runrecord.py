@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil
-from swarmforge.errors import CorruptFile
+from swarmforge.records import read_json_model
 
 RECORD = os.path.join(".swarmforge", "run.json")
 
@@ -57,20 +56,7 @@ def record_path(root: str) -> str:
 
 def load(root: str) -> RunRecord | None:
     """The project's run record, or None if it has none; CorruptFile if it is damaged."""
-    path = record_path(root)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    try:
-        return RunRecord.model_validate(json.loads(data))
-    except json.JSONDecodeError as exc:
-        raise CorruptFile(path, exc.lineno, exc.msg) from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise CorruptFile(path, None, f"{where}: {first['msg']}") from None
+    return read_json_model(record_path(root), RunRecord)
 
 
 def save(root: str, record: RunRecord) -> None:

@@ -1,0 +1,37 @@
+"""Reading a JSON state file into a pydantic model, rejecting a damaged one by name."""
+
+from __future__ import annotations
+
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from swarmforge.errors import CorruptFile
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def describe(exc: ValidationError) -> str:
+    """The first problem pydantic found, as `field.path: message`."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def read_json_model(path: str, model: type[M]) -> M | None:
+    """The JSON document at `path` as a `model`; None if there is no file, CorruptFile
+    (naming the file, and the line where JSON says) if it does not parse or validate."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        return model.model_validate(json.loads(data))
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(path, exc.lineno, exc.msg) from None
+    except (UnicodeDecodeError, RecursionError):
+        raise CorruptFile(path, None, "not a JSON document") from None
+    except ValidationError as exc:
+        raise CorruptFile(path, None, describe(exc)) from None
