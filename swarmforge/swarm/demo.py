@@ -135,6 +135,34 @@ def kick_off(record: runrecord.RunRecord) -> str:
     return name
 
 
+def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
+    """The handoff at `path` and its write time, read through one descriptor; None if it
+    is gone (the roles move files while the demo watches) or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+            order = os.fstat(f.fileno()).st_mtime_ns
+        return message.parse(data, path), order
+    except (OSError, CorruptFile):
+        return None
+
+
+def settle(record: runrecord.RunRecord, timeout: float = 10.0) -> bool:
+    """Wait until no role has anything queued, in process or waiting in its outbox."""
+    boxes = (Box.OUTBOX, Box.NEW, Box.IN_PROCESS)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = [
+            role.name
+            for role in record.roles
+            if any(Mailbox(role.path).received(box) for box in boxes)
+        ]
+        if not busy:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
     """Every handoff copy in every role's inbox, with its headers and where it lies."""
     rows: list[dict[str, object]] = []
@@ -146,10 +174,10 @@ def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
             ("completed", Box.COMPLETED),
         ):
             for path in box.received(directory):
-                try:
-                    h = message.read(path)
-                except (OSError, CorruptFile):
-                    continue
+                found = _snapshot(path)
+                if found is None:
+                    continue  # moved on between the listing and the read; seen next pass
+                h, order = found
                 fields = (
                     "from",
                     "to",
@@ -166,7 +194,7 @@ def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
                 )
                 row: dict[str, object] = {"file": path, "state": state, "recipient": role.name}
                 row.update((k, h.get(k)) for k in fields)
-                row["_order"] = os.stat(path).st_mtime_ns
+                row["_order"] = order
                 rows.append(row)
     # Header times have one-second resolution; within a second, the order the copies
     # were last written in (completed last) breaks the tie.
@@ -243,10 +271,14 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> dict[s
         progress("handing the coder its first task")
         kick_off(record)
         ok = watch(record, progress)
+        if ok and not settle(record):
+            progress("  a role still had work in hand after QA reported back")
+            ok = False
     finally:
-        rows = trail(record)
         progress("stopping the swarm")
         launcher.down(root, progress=lambda m: progress(f"  {m}"))
+    # Taken once the swarm is stopped, so the trail is what the mailboxes hold for good.
+    rows = trail(record)
     return {
         "ok": ok,
         "project": root,
