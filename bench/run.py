@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import statistics
 import subprocess
 import sys
@@ -36,15 +36,23 @@ def spec(tasks: int, nonce: int) -> RunSpec:
 
 
 def ours(root: Path, tasks: int, nonce: int) -> float:
-    start = time.perf_counter()
-    result = Orchestrator(str(root), spec(tasks, nonce)).run()
-    elapsed = time.perf_counter() - start
+    # From the project root, as `swarmforge run` runs it.
+    here = os.getcwd()
+    os.chdir(root)
+    os.sync()  # neither side pays for the other's writeback
+    try:
+        start = time.perf_counter()
+        result = Orchestrator(str(root), spec(tasks, nonce)).run()
+        elapsed = time.perf_counter() - start
+    finally:
+        os.chdir(here)
     counts = result["counts"]
     assert isinstance(counts, dict) and counts.get("done") == tasks, counts
     return elapsed
 
 
 def xargs_true(tasks: int) -> float:
+    os.sync()
     start = time.perf_counter()
     subprocess.run(
         ["xargs", "-P8", "-I{}", "true"],
@@ -67,7 +75,6 @@ def main() -> int:
             root.mkdir()
             base.append(xargs_true(args.tasks))
             mine.append(ours(root, args.tasks, rep))
-            shutil.rmtree(root)
     report = {
         "tasks": args.tasks,
         "reps": args.reps,

@@ -18,7 +18,7 @@ import pytest
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import IsolationUnavailable
 from swarmforge.run import journal as jr
-from swarmforge.run.levels import Level
+from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
 from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
 from swarmforge.swarm import runrecord
@@ -399,3 +399,34 @@ def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> N
         assert not runner.is_alive()
     finally:
         sf("down", cwd=repo)
+
+
+class _Launches(Orchestrator):
+    """Records how far the journal was on disk whenever a task was started."""
+
+    durable_at: list[tuple[str, int]]
+
+    def launch(self, flight: Flight) -> None:
+        self.durable_at.append((flight.task_id, self.committer.durable))
+        super().launch(flight)
+
+
+def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path: Path) -> None:
+    s = spec(
+        [
+            {"id": "a", "command": ["true"]},
+            {"id": "b", "command": ["true"], "dependsOn": ["a"]},
+            {"id": "c", "command": ["true"], "dependsOn": ["b"]},
+            {"id": "free", "command": ["true"]},
+        ]
+    )
+    orch = _Launches(str(tmp_path), s)
+    orch.durable_at = []
+    assert orch.run()["counts"] == {"done": 4}
+    outcome = {
+        e.id: e.seq
+        for e in events(tmp_path, run_id(s))
+        if isinstance(e, jr.TaskState) and e.status == "done"
+    }
+    durable = dict(orch.durable_at)
+    assert durable["b"] >= outcome["a"] and durable["c"] >= outcome["b"]

@@ -190,6 +190,15 @@ class Journal:
     def append_many(self, records: Sequence[tuple[str, Mapping[str, object]]]) -> list[Event]:
         """Validate and write several events with one write and one fsync (a group commit);
         every one of them is durable when this returns."""
+        events = self.write_many(records)
+        if events:
+            self.sync()
+        return events
+
+    def write_many(self, records: Sequence[tuple[str, Mapping[str, object]]]) -> list[Event]:
+        """Validate and write events with one write, without waiting for the disk: readers
+        see them at once and a killed process cannot lose them, but they are durable only
+        after the next `sync` (a machine crash could cost them until then)."""
         events: list[Event] = []
         for kind, fields in records:
             if "seq" in fields or "ts" in fields:
@@ -206,13 +215,33 @@ class Journal:
             # as the fsync itself.
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
-            append_to(self._fd, self.path, data, self._size)
+            append_to(self._fd, self.path, data, self._size, durable=False)
         except OSError as exc:
             raise SwarmforgeError(f"{self.path}: cannot append: {exc.strerror}") from exc
         self._size += len(data)
         self.events.extend(events)
         self._enqueued.update(e.id for e in events if isinstance(e, TaskEnqueued))
         return events
+
+    @property
+    def written_seq(self) -> int:
+        """The seq of the last event written (durable or not)."""
+        return len(self.events)
+
+    def sync(self) -> int:
+        """Make every event written so far durable; the seq up to which they now are.
+
+        Safe to call from another thread while events are being written: what was
+        written before the call is covered, anything later waits for the next one.
+        """
+        covered = self.written_seq
+        fd = self._fd
+        if fd >= 0:
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise SwarmforgeError(f"{self.path}: cannot sync: {exc.strerror}") from exc
+        return covered
 
     def was_enqueued(self, task_id: str) -> bool:
         """True if the journal holds a task-enqueued event for `task_id`."""

@@ -35,10 +35,19 @@ ParkReason = Literal["tier-t4", "irreversible", "legal", "security", "manual"]
 TaskId = Annotated[str, StringConstraints(min_length=1)]
 
 
+_second: tuple[int, str] = (-1, "")
+
+
 def utc_stamp(now: float | None = None) -> str:
     """An ISO-8601 UTC instant with milliseconds (2026-06-15T14:05:31.123Z)."""
+    global _second
     now = time.time() if now is None else now
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+    whole = int(now // 1)
+    if _second[0] != whole:
+        # strftime costs more than the rest of a journal event; a run stamps thousands
+        # of events a second, so the seconds part is made once per second.
+        _second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+    return f"{_second[1]}.{int(now % 1 * 1000):03d}Z"
 
 
 # -- the line reader and appender, shared with the journal ------------------------------------
@@ -144,8 +153,9 @@ def append_line(path: str, line: bytes, size: int) -> None:
         os.close(fd)
 
 
-def append_to(fd: int, path: str, data: bytes, size: int) -> None:
-    """Append `data` (whole lines) through `fd`, open with O_APPEND on `path`; durable."""
+def append_to(fd: int, path: str, data: bytes, size: int, *, durable: bool = True) -> None:
+    """Append `data` (whole lines) through `fd`, open with O_APPEND on `path`; durable unless
+    told otherwise (then the caller fsyncs `fd` later)."""
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         if os.fstat(fd).st_size != size:
@@ -157,7 +167,8 @@ def append_to(fd: int, path: str, data: bytes, size: int) -> None:
             # A short write (a full disk) must not leave a fragment for the next line to join.
             os.ftruncate(fd, size)
             raise SwarmforgeError(f"{path}: only {written} of {len(data)} bytes could be written.")
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
 

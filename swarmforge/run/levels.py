@@ -50,7 +50,7 @@ class Level:
     def startable(self) -> list[str]:
         """Ready tasks that fit under the concurrency limit now, in spec order."""
         room = self.limit - len(self.running)
-        return self.queue.ready()[: max(room, 0)]
+        return self.queue.first_ready(room)
 
     def start(self, task_id: str) -> None:
         """Mark a task running."""
@@ -66,7 +66,7 @@ class Level:
 
     def stuck(self) -> bool:
         """True when nothing here can move: no ready task and nothing running."""
-        return not self.queue.ready() and not self.running
+        return not self.queue.first_ready(1) and not self.running
 
     def lead_ok(self) -> bool | None:
         """For a finished child level: True if the lead is done, False if failed, None if
@@ -91,6 +91,9 @@ class Flight:
         pid: int | None = None,
         handoff: str | None = None,
         role: str | None = None,
+        launched: bool = False,
     ) -> None:
         self.level, self.task_id, self.kind = level, task_id, kind
         self.pid, self.handoff, self.role = pid, handoff, role
+        # False while a claimed task waits for the journal to reach the disk.
+        self.launched = launched

@@ -4,6 +4,14 @@ Journal before the side effect, outcome after persistence: a task is
 journaled `running` before its worker starts, and `done`/`failed` only after
 its report is written. A run resumed after a crash re-runs the tasks that were
 running (at-least-once) and never a task that ended.
+
+Events are written at once and made durable by a background group commit
+(`committer`). A plain command task starts as soon as its claim is written: a
+killed orchestrator cannot lose a written event, and a task whose claim a
+machine crash did lose is simply ready again, as an orphan would be. Whatever
+must not be repeated blindly waits for the disk: a dependent starts only once
+its dependencies' outcomes are durable, and background, role and isolated
+tasks only once their own claim is.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
 from swarmforge.run import journal as jr
 from swarmforge.run import ledger, reattach, roletask, worker
+from swarmforge.run.committer import Committer
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.park import park_reason
+from swarmforge.run.spawner import Child, Spawner
 from swarmforge.run.spec import RunSpec, run_id
 
 POLL = 0.05
@@ -58,6 +68,8 @@ class Orchestrator:
         self.children: dict[str, Level] = {}
         self.since_checkpoint = 0
         self.pending: list[tuple[str, dict[str, object]]] = []
+        # Claimed tasks waiting for the journal to be durable up to a seq before they start.
+        self.held: list[tuple[int, Flight]] = []
         self.env = {**os.environ, "SWARMFORGE_RUN_ID": self.run_id, "SWARMFORGE_PROJECT": self.root}
         self.ports = assign_ports(f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate)
 
@@ -88,14 +100,15 @@ class Orchestrator:
             self.pending.append((kind, fields))
 
     def flush(self) -> None:
-        """Make every queued event durable with one write and one fsync (a group commit).
+        """Write every queued event with one write, and have the committer make them durable.
 
         Called before any side effect that depends on them: a task is journaled
         running before its worker starts, and done before a dependent starts.
         """
         with self.lock:
             if self.pending:
-                self.journal.append_many(self.pending)
+                self.journal.write_many(self.pending)
+                self.committer.kick()
                 self.since_checkpoint += len(self.pending)
                 self.pending = []
             if self.since_checkpoint >= CHECKPOINT_EVERY:
@@ -109,10 +122,13 @@ class Orchestrator:
         return merged
 
     def _checkpoint(self) -> None:
+        # checkpoint.json must never be ahead of what the journal holds on disk.
+        self.committer.wait(self.journal.written_seq)
         states = self.states()
         parked = sorted(t for t, s in states.items() if s == "parked")
         jr.write_checkpoint(self.dir, self.journal.next_seq, states, parked)
-        self.journal.append("checkpoint", states=states, parked=parked)
+        self.journal.write_many([("checkpoint", {"states": states, "parked": parked})])
+        self.committer.kick()
         self.since_checkpoint = 0
 
     def state(self, level: Level, task_id: str, status: str, **extra: object) -> None:
@@ -203,6 +219,7 @@ class Orchestrator:
     def launch(self, flight: Flight) -> None:
         """Start what runs a claimed task."""
         task = flight.level.tasks[flight.task_id]
+        flight.launched = True
         env = {**self.env, "SWARMFORGE_TASK": task.id}
         if flight.kind == "role" and task.role and flight.handoff:
             entry = roletask.role_entry(self.root, task.role, task.id)
@@ -214,16 +231,49 @@ class Orchestrator:
                 task.id, task.command, cwd=self.root, env=env, reports=self.reports
             )
             self.state(flight.level, task.id, "running", pid=flight.pid)
+        elif flight.kind == "pool" and task.command and not task.isolate:
+            self.spawner.start(flight, task.command, cwd=self.root, env=env)
         elif flight.kind == "pool":
-            future = self.pool.submit(self._work, task, env)
-            future.add_done_callback(lambda f: self.done.put((flight, f.exception() or f.result())))
+            future = self.pool.submit(self._isolated, task, env)
+            future.add_done_callback(lambda f: self._report(flight, f.exception() or f.result()))
 
-    def _work(self, task: Task, env: dict[str, str]) -> worker.Outcome:
+    def _report(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
+        """Hand a worker thread's result to the loop (from that thread)."""
+        self.done.put((flight, result))
+        self.spawner.wake()
+
+    def _must_wait(self, flight: Flight) -> bool:
+        """True if the task may start only once the journal is durable up to its claim."""
+        task = flight.level.tasks[flight.task_id]
+        return flight.kind != "pool" or task.isolate or bool(task.dependsOn)
+
+    def _release(self) -> None:
+        """Start the held tasks whose journal records are durable by now."""
+        durable = self.committer.durable
+        ready = [flight for seq, flight in self.held if seq <= durable]
+        self.held = [(seq, flight) for seq, flight in self.held if seq > durable]
+        for flight in ready:
+            self.launch(flight)
+
+    def _ended(self, child: Child) -> tuple[Flight, worker.Outcome]:
+        flight = child.key
+        assert isinstance(flight, Flight)
+        command = flight.level.tasks[flight.task_id].command
+        assert command is not None
+        outcome = worker.ended(
+            flight.task_id,
+            command,
+            cwd=self.root,
+            reports=self.reports,
+            code=child.code,
+            out=bytes(child.out),
+            err=bytes(child.err),
+            error=child.error,
+        )
+        return flight, outcome
+
+    def _isolated(self, task: Task, env: dict[str, str]) -> worker.Outcome:
         assert task.command is not None
-        if not task.isolate:
-            return worker.run_command(
-                task.id, task.command, cwd=self.root, env=env, reports=self.reports
-            )
 
         def on_worktree(action: str, path: str, branch: str, rescued: str | None) -> None:
             self.record(
@@ -260,6 +310,8 @@ class Orchestrator:
         from swarmforge.swarm.procs import is_alive
 
         for flight in list(self.flights.values()):
+            if not flight.launched:
+                continue
             if flight.kind == "background":
                 outcome = worker.finished(self.reports, flight.task_id)
                 if outcome is not None:
@@ -297,6 +349,7 @@ class Orchestrator:
         tasks starts. A dependent is claimed only after its dependency's outcome.
         """
         while True:
+            self.committer.check()
             claimed = []
             for level in list(self.levels):
                 for task_id in level.startable():
@@ -304,17 +357,21 @@ class Orchestrator:
                     claimed.append(task_id)
             self._finish_leads()
             self.flush()
+            written = self.journal.written_seq
             for task_id in claimed:
-                if task_id in self.flights:
-                    self.launch(self.flights[task_id])
+                flight = self.flights.get(task_id)
+                if flight is not None:
+                    self.held.append((written if self._must_wait(flight) else 0, flight))
+            self._release()
+            if self.held:
+                self.committer.kick(urgent=True)  # they wait for the disk, so skip the pause
             if not claimed and not self.flights and not any(lv.startable() for lv in self.levels):
                 break
+            for child in self.spawner.wait(POLL):
+                self.complete(*self._ended(child))
             try:
-                flight, result = self.done.get(timeout=POLL)
-                self.complete(flight, result)
                 while True:
-                    flight, result = self.done.get_nowait()
-                    self.complete(flight, result)
+                    self.complete(*self.done.get_nowait())
             except queues.Empty:
                 pass
             self._poll()
@@ -343,24 +400,35 @@ class Orchestrator:
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
             self.resumed, self.journal = jr.resume_states(self.dir)
-            fresh = not self.journal.events
-            if fresh:
-                self.record(
-                    "run-started", runId=self.run_id, goal=self.spec.goal, tasks=len(self._all())
-                )
-            else:
-                self.record("run-resumed", runId=self.run_id)
-            self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
-            with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self.pool:
-                self.level(list(self.spec.tasks), 1, None)
-                self.flush()
-                self.loop()
-            result = self.summary()
-            counts = result["counts"]
-            assert isinstance(counts, dict)
-            self.record("run-finished", counts=counts, ok=bool(result["ok"]))
+            try:
+                with (
+                    Spawner() as self.spawner,
+                    Committer(self.journal, self.spawner.wake) as self.committer,
+                ):
+                    return self._run()
+            finally:
+                self.journal.close()
+
+    def _run(self) -> dict[str, object]:
+        fresh = not self.journal.events
+        if fresh:
+            self.record(
+                "run-started", runId=self.run_id, goal=self.spec.goal, tasks=len(self._all())
+            )
+        else:
+            self.record("run-resumed", runId=self.run_id)
+        self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
+        # Threads only for isolated tasks, whose worktrees take a while to make and remove.
+        with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self.pool:
+            self.level(list(self.spec.tasks), 1, None)
             self.flush()
-            with self.lock:
-                self._checkpoint()
-            self.journal.close()
+            self.loop()
+        result = self.summary()
+        counts = result["counts"]
+        assert isinstance(counts, dict)
+        self.record("run-finished", counts=counts, ok=bool(result["ok"]))
+        self.flush()
+        with self.lock:
+            self._checkpoint()
+        self.committer.wait(self.journal.written_seq)
         return result

@@ -11,6 +11,7 @@ Statuses and moves::
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 
 STATUSES = ("blocked", "ready", "running", "done", "failed", "parked")
@@ -29,11 +30,17 @@ class TaskQueue:
     def __init__(self, tasks: Iterable[tuple[str, tuple[str, ...], bool]]) -> None:
         self._deps: dict[str, tuple[str, ...]] = {}
         self._status: dict[str, str] = {}
+        self._order: dict[str, int] = {}
         for task_id, depends_on, parked in tasks:
             if task_id in self._deps:
                 raise ValueError(f"duplicate task id '{task_id}'")
             self._deps[task_id] = tuple(depends_on)
+            self._order[task_id] = len(self._order)
             self._status[task_id] = "parked" if parked else "blocked" if depends_on else "ready"
+        self._ids = list(self._order)
+        # The positions of the ready tasks, kept sorted: the loop asks for the first few
+        # ready tasks after every move, and a scan of every status would cost O(tasks).
+        self._ready = [i for i, status in enumerate(self._status.values()) if status == "ready"]
         self._dependents: dict[str, list[str]] = {task_id: [] for task_id in self._deps}
         for task_id, deps in self._deps.items():
             for dep in deps:
@@ -58,7 +65,11 @@ class TaskQueue:
 
     def ready(self) -> list[str]:
         """The ready tasks, in task order (the order is the priority)."""
-        return [task_id for task_id, status in self._status.items() if status == "ready"]
+        return [self._ids[i] for i in self._ready]
+
+    def first_ready(self, count: int) -> list[str]:
+        """The first `count` ready tasks, in task order."""
+        return [self._ids[i] for i in self._ready[: max(count, 0)]]
 
     def counts(self) -> dict[str, int]:
         """How many tasks have each status (every status, zeros included)."""
@@ -94,7 +105,7 @@ class TaskQueue:
         """running -> ready for every running task (its worker is gone); returns their ids."""
         orphans = [task_id for task_id, status in self._status.items() if status == "running"]
         for task_id in orphans:
-            self._status[task_id] = "ready"
+            self._set(task_id, "ready")
         return orphans
 
     def restore(self, states: Mapping[str, str]) -> None:
@@ -117,6 +128,7 @@ class TaskQueue:
                     f"its dependency '{waiting[0]}' is {merged[waiting[0]]}"
                 )
         self._status = merged
+        self._ready = [i for i, status in enumerate(merged.values()) if status == "ready"]
         self._promote(list(merged))
 
     def _gate_open(self, task_id: str) -> bool:
@@ -125,7 +137,17 @@ class TaskQueue:
     def _promote(self, candidates: Iterable[str]) -> None:
         for task_id in candidates:
             if self._status[task_id] == "blocked" and self._gate_open(task_id):
-                self._status[task_id] = "ready"
+                self._set(task_id, "ready")
+
+    def _set(self, task_id: str, target: str) -> None:
+        """The one place a status changes, keeping the ready index in step."""
+        was = self._status[task_id]
+        self._status[task_id] = target
+        if was == "ready" and target != "ready":
+            i = self._order[task_id]
+            del self._ready[bisect.bisect_left(self._ready, i)]
+        elif target == "ready" and was != "ready":
+            bisect.insort(self._ready, self._order[task_id])
 
     def _move(self, task_id: str, source: str, target: str, verb: str) -> None:
         current = self.status(task_id)
@@ -133,4 +155,4 @@ class TaskQueue:
             raise ValueError(f"cannot {verb} task '{task_id}': it is {current}, and that is final")
         if current != source:
             raise ValueError(f"cannot {verb} task '{task_id}': it is {current}, not {source}")
-        self._status[task_id] = target
+        self._set(task_id, target)

@@ -46,7 +46,9 @@ def background(orch: Orchestrator, level: Level, task_id: str) -> bool:
     if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
         return False
     level.start(task_id)
-    flight = Flight(level, task_id, "background", pid=pid if isinstance(pid, int) else None)
+    flight = Flight(
+        level, task_id, "background", pid=pid if isinstance(pid, int) else None, launched=True
+    )
     orch.flights[task_id] = flight
     if outcome is not None:
         orch.done.put((flight, outcome))
@@ -64,5 +66,7 @@ def role(orch: Orchestrator, level: Level, task: Task) -> bool:
     if roletask.where(entry, name) is None:
         roletask.deliver(entry, name, orch.run_id, task.id, orch.text(task), orch.root)
     level.start(task.id)
-    orch.flights[task.id] = Flight(level, task.id, "role", handoff=name, role=task.role)
+    orch.flights[task.id] = Flight(
+        level, task.id, "role", handoff=name, role=task.role, launched=True
+    )
     return True

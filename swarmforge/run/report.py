@@ -73,11 +73,8 @@ def write_report(
         text = render(task_id, payload, ok, stdout, stderr)
     except (TypeError, ValueError) as exc:
         raise SwarmforgeError(f"The report of task {task_id} is not JSON: {exc}") from None
-    os.makedirs(reports_dir, exist_ok=True)
     staged = os.path.join(reports_dir, task_id + STAGED)
-    if os.path.lexists(staged):
-        os.unlink(staged)  # left by a worker that died before it finished
-    fsutil.write_new(staged, text.encode(), durable=durable)
+    _stage(staged, text.encode(), durable)
     final = os.path.join(reports_dir, task_id + (COMPLETE if ok else FAILED))
     stale = os.path.join(reports_dir, task_id + (FAILED if ok else COMPLETE))
     if os.path.exists(stale):
@@ -91,23 +88,56 @@ def write_report(
     return final
 
 
+def _stage(staged: str, data: bytes, durable: bool) -> None:
+    # Try first, repair after: the reports directory is there and nothing is left
+    # behind nearly always, and every check costs a system call per task.
+    try:
+        fsutil.write_new(staged, data, durable=durable)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(staged), exist_ok=True)
+        fsutil.write_new(staged, data, durable=durable)
+    except FileExistsError:
+        os.unlink(staged)  # left by a worker that died before it finished
+        fsutil.write_new(staged, data, durable=durable)
+
+
 def render(task_id: str, payload: Mapping[str, object], ok: bool, out: bytes, err: bytes) -> str:
     """The Markdown of a report: heading, the JSON block, then the tails of stdout and stderr."""
     parts = [
         f"# Task {task_id}: {'complete' if ok else 'failed'}\n",
-        "```json\n"
-        + json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
-        + "\n```\n",
+        "```json\n" + _json(payload) + "\n```\n",
     ]
     for name, stream in (("stdout", out), ("stderr", err)):
-        text, heading = _tail(stream), f"## {name}"
-        if len(stream) > TAIL:
-            heading += f" (last {TAIL} of {len(stream)} bytes)"
-        # A fence longer than any run of backticks in the text: nothing inside can close it.
-        fence = "`" * max(3, 1 + max(map(len, _BACKTICKS.findall(text)), default=0))
-        body = text if text.endswith("\n") or not text else text + "\n"
-        parts.append(f"{heading}\n\n{fence}text\n{body}{fence}\n")
+        parts.append(_section(name, stream) if stream else _EMPTY[name])
     return "\n".join(parts)
+
+
+def _section(name: str, stream: bytes) -> str:
+    text, heading = _tail(stream), f"## {name}"
+    if len(stream) > TAIL:
+        heading += f" (last {TAIL} of {len(stream)} bytes)"
+    # A fence longer than any run of backticks in the text: nothing inside can close it.
+    fence = "`" * max(3, 1 + max(map(len, _BACKTICKS.findall(text)), default=0))
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{heading}\n\n{fence}text\n{body}{fence}\n"
+
+
+def _json(payload: Mapping[str, object]) -> str:
+    """One top-level field per line, each value in compact JSON.
+
+    `json.dumps(indent=...)` falls back to the pure-Python encoder, which cost more
+    than the rest of a short task's report put together.
+    """
+    if not payload:
+        return "{}"
+    if not all(isinstance(key, str) for key in payload):
+        raise TypeError("report fields must be named by strings")
+    fields = (f"  {_dumps(key)}: {_dumps(value)}" for key, value in payload.items())
+    return "{\n" + ",\n".join(fields) + "\n}"
+
+
+# One encoder for every field: json.dumps with options builds a new one per call.
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
 
 
 def _tail(stream: bytes) -> str:
@@ -116,6 +146,9 @@ def _tail(stream: bytes) -> str:
         # Start on a character boundary rather than in the middle of a UTF-8 sequence.
         tail = tail[next((i for i, b in enumerate(tail[:4]) if b & 0xC0 != 0x80), 0) :]
     return tail.decode("utf-8", errors="replace")
+
+
+_EMPTY = {name: _section(name, b"") for name in ("stdout", "stderr")}
 
 
 def read_report(path: str) -> Report:

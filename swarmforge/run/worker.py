@@ -46,25 +46,56 @@ def run_command(
     extra: dict[str, object] | None = None,
     durable: bool = False,
 ) -> Outcome:
-    """Run `argv` to completion and write its report.
-
-    The orchestrator journals the outcome durably right after, so a command worker's
-    report is not fsynced (`durable`): that halves the cost of a short task.
-    """
-    data: dict[str, object] = {"command": argv, "cwd": cwd, **(extra or {})}
+    """Run `argv` to completion and write its report."""
     try:
         done = subprocess.run(
             argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
         )
-        code: int | None = done.returncode
-        out, err = done.stdout[-TAIL:], done.stderr[-TAIL:]
     except OSError as exc:
+        return ended(
+            task_id, argv, cwd=cwd, reports=reports, extra=extra, durable=durable, error=exc
+        )
+    return ended(
+        task_id,
+        argv,
+        cwd=cwd,
+        reports=reports,
+        extra=extra,
+        durable=durable,
+        code=done.returncode,
+        out=done.stdout,
+        err=done.stderr,
+    )
+
+
+def ended(
+    task_id: str,
+    argv: list[str],
+    *,
+    cwd: str,
+    reports: str,
+    code: int | None = None,
+    out: bytes = b"",
+    err: bytes = b"",
+    error: OSError | None = None,
+    extra: dict[str, object] | None = None,
+    durable: bool = False,
+) -> Outcome:
+    """Write the report of a command that exited with `code` (or could not start: `error`).
+
+    The orchestrator journals a command worker's outcome durably right after, so its
+    report is not fsynced (`durable`): that halves the cost of a short task.
+    """
+    data: dict[str, object] = {"command": argv, "cwd": cwd, **(extra or {})}
+    if error is not None:
         code, out = None, b""
-        data["error"] = f"cannot run {argv[0]}: {exc.strerror}"
+        data["error"] = f"cannot run {argv[0]}: {error.strerror}"
         err = f"{data['error']}\n".encode()
     data["exitCode"] = code
     ok = code == 0
-    path = report.write_report(reports, task_id, data, ok, out, err, durable=durable)
+    path = report.write_report(
+        reports, task_id, data, ok, out[-TAIL:], err[-TAIL:], durable=durable
+    )
     return Outcome(task_id, ok, code, path)
 
 

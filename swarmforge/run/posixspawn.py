@@ -1,0 +1,94 @@
+"""libc's posix_spawn, called so that the interpreter lock is released while it runs.
+
+`posix_spawn` suspends its caller until the child has exec'd. Both of CPython
+3.11's ways to start a process (`os.posix_spawn`, and `subprocess`, which uses
+vfork) hold the interpreter lock for that whole wait, so while one task starts
+nothing else in the orchestrator moves. Through ctypes the lock is released,
+and `posix_spawn_file_actions_addchdir_np` (glibc 2.29, musl 1.1.24) starts the
+child in its own working directory. `available()` says whether this libc has
+what is needed; without it the spawner falls back to `subprocess`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+# glibc's flag values (bits/spawn.h); musl uses the same ones.
+_SETSIGDEF = 0x04
+# Opaque structures: generous buffers, larger than any libc's definition of them.
+_ACTIONS, _ATTR, _SIGSET = 512, 1024, 256
+# What subprocess's restore_signals gives back to a child: Python ignores these.
+DEFAULT_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
+
+
+def _load() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+        libc.posix_spawn_file_actions_addchdir_np  # noqa: B018 - probe: missing before 2.29
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_libc = _load()
+
+
+def available() -> bool:
+    """True if `spawn` can be used here."""
+    return _libc is not None
+
+
+def _check(err: int, what: str) -> None:
+    if err:
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def spawn(
+    path: str,
+    argv: Sequence[str],
+    env: Sequence[bytes],
+    *,
+    cwd: str,
+    stdio: tuple[int, int, int],
+) -> int:
+    """Start `path` with `argv` and `env` (`KEY=value` entries) in `cwd`, its stdin, stdout
+    and stderr dup'ed from `stdio`; the child's pid. OSError if it cannot be started."""
+    libc = _libc
+    assert libc is not None, "posixspawn.spawn() without available()"
+    actions = ctypes.create_string_buffer(_ACTIONS)
+    attr = ctypes.create_string_buffer(_ATTR)
+    sigset = ctypes.create_string_buffer(_SIGSET)
+    _check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init")
+    _check(libc.posix_spawnattr_init(attr), "posix_spawnattr_init")
+    try:
+        for target, fd in enumerate(stdio):
+            _check(libc.posix_spawn_file_actions_adddup2(actions, fd, target), "adddup2")
+        _check(libc.posix_spawn_file_actions_addchdir_np(actions, os.fsencode(cwd)), "addchdir")
+        libc.sigemptyset(sigset)
+        for signum in DEFAULT_SIGNALS:
+            libc.sigaddset(sigset, int(signum))
+        _check(libc.posix_spawnattr_setsigdefault(attr, sigset), "setsigdefault")
+        _check(libc.posix_spawnattr_setflags(attr, ctypes.c_short(_SETSIGDEF)), "setflags")
+        args = (ctypes.c_char_p * (len(argv) + 1))(*(os.fsencode(a) for a in argv), None)
+        envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+        pid = ctypes.c_int()
+        err = libc.posix_spawn(ctypes.byref(pid), os.fsencode(path), actions, attr, args, envp)
+        if err:
+            raise OSError(err, os.strerror(err), path)
+        return pid.value
+    finally:
+        libc.posix_spawnattr_destroy(attr)
+        libc.posix_spawn_file_actions_destroy(actions)
+
+
+def entry(key: str, value: str) -> bytes:
+    """One `KEY=value` entry of the environment `spawn` takes."""
+    return os.fsencode(key) + b"=" + os.fsencode(value)

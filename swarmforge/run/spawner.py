@@ -1,0 +1,251 @@
+"""Command workers run as child processes, watched from the orchestrator's own thread.
+
+One epoll set watches every child's stdout and stderr (pipes, of which the
+last `TAIL` bytes are kept) and a wake-up pipe for other threads; a child is
+reaped once both pipes are at end of file (or, if it closed them early, when its
+pidfd says it exited). Linux only, as pidfds are. A thread per task would
+spend its time fighting for the interpreter lock: with 16 workers on two cores,
+spawning alone cost more than the tasks.
+
+Starting a process suspends the starter until the child has exec'd, so one
+spawning thread starts the children (through `posixspawn`, which releases the
+interpreter lock meanwhile) while the orchestrator goes on with the rest. Each
+child gets /dev/null as stdin, the default action for the signals Python
+ignores (as `subprocess` does), and its executable is found on the PATH of the
+environment it is given.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import queue
+import select
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Hashable
+
+from swarmforge.run import posixspawn
+
+TAIL = 64 * 1024
+SPAWNERS = 2
+_WAKE, _OUT, _ERR, _EXIT = 0, 1, 2, 3
+Request = tuple[Hashable, list[str], str, dict[str, str]]
+
+
+class Child:
+    """One command: running, finished, or that could not be started (`error`)."""
+
+    __slots__ = ("code", "err", "error", "fds", "key", "out", "pid", "pidfd", "proc")
+
+    def __init__(self, key: Hashable, pid: int, fds: list[int]) -> None:
+        self.key, self.pid = key, pid
+        # Kept while the child runs, or Popen's own reaping of forgotten children could
+        # take ours from under us.
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.fds = fds  # stdout, then stderr; -1 once at end of file
+        self.out, self.err = bytearray(), bytearray()
+        self.pidfd = -1
+        self.code: int | None = None
+        self.error: OSError | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Exited and both pipes drained."""
+        return self.code is not None and self.fds == [-1, -1]
+
+
+class Spawner:
+    """Starts commands and reports each one once it has exited and its output is read."""
+
+    def __init__(self) -> None:
+        self._epoll = select.epoll()
+        # fd -> (child, what it is); written by the spawning threads and the orchestrator's,
+        # each fd by one at a time (it is entered before it is watched, left after).
+        self._watched: dict[int, tuple[Child | None, int]] = {}
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._watch(self._wake_r, None, _WAKE)
+        self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        self._found: dict[tuple[str, str], str] = {}
+        self._entries: dict[tuple[str, str], bytes] = {}
+        self._requests: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+        self._failed: queue.SimpleQueue[Child] = queue.SimpleQueue()
+        self.children: dict[int, Child] = {}
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"spawner-{n}", daemon=True)
+            for n in range(SPAWNERS)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def __enter__(self) -> Spawner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wake(self) -> None:
+        """Make a `wait` in progress return now (safe from any thread)."""
+        try:
+            os.write(self._wake_w, b"\0")
+        except BlockingIOError:
+            pass  # the pipe is full of wake-ups already
+
+    def start(self, key: Hashable, argv: list[str], *, cwd: str, env: dict[str, str]) -> None:
+        """Have `argv` (no shell) started in `cwd`; `wait` reports how it ends, or that it
+        could not be started."""
+        self._requests.put((key, argv, cwd, env))
+
+    def _watch(self, fd: int, child: Child | None, what: int) -> None:
+        self._watched[fd] = (child, what)
+        self._epoll.register(fd, select.EPOLLIN)
+
+    def _unwatch(self, fd: int) -> None:
+        self._epoll.unregister(fd)
+        del self._watched[fd]
+        os.close(fd)
+
+    # -- the spawning threads -----------------------------------------------------------------
+
+    def _serve(self) -> None:
+        while (request := self._requests.get()) is not None:
+            child = self._start(*request)
+            if child.error is not None:
+                self._failed.put(child)
+                self.wake()
+                continue
+            self.children[child.pid] = child
+            for which, fd in enumerate(child.fds):
+                self._watch(fd, child, _OUT + which)
+
+    def _start(self, key: Hashable, argv: list[str], cwd: str, env: dict[str, str]) -> Child:
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            if posixspawn.available():
+                path = self._executable(argv[0], env.get("PATH", os.defpath))
+                stdio = (self._devnull, out_w, err_w)
+                pid = posixspawn.spawn(path, argv, self._environ(env), cwd=cwd, stdio=stdio)
+                return Child(key, pid, [out_r, err_r])
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=self._devnull, stdout=out_w, stderr=err_w
+            )
+            child = Child(key, proc.pid, [out_r, err_r])
+            child.proc = proc
+            return child
+        except OSError as exc:
+            os.close(out_r)
+            os.close(err_r)
+            child = Child(key, -1, [-1, -1])
+            child.error = exc
+            return child
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+
+    def _environ(self, env: dict[str, str]) -> list[bytes]:
+        """`env` as `KEY=value` entries; each distinct entry is encoded once, as the tasks of
+        a run share all of theirs but one or two."""
+        entries = []
+        for item in env.items():
+            entry = self._entries.get(item)
+            if entry is None:
+                entry = self._entries[item] = posixspawn.entry(*item)
+            entries.append(entry)
+        return entries
+
+    def _executable(self, name: str, path: str) -> str:
+        """`name` looked up on `path` the way exec does (remembered: the PATH is the run's)."""
+        if "/" in name:
+            return name
+        found = self._found.get((name, path))
+        if found is None or not os.access(found, os.X_OK):
+            found = shutil.which(name, path=path)
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
+            self._found[(name, path)] = found
+        return found
+
+    # -- the orchestrator's thread ------------------------------------------------------------
+
+    def wait(self, timeout: float | None) -> list[Child]:
+        """The children that finished, or could not be started, within `timeout` seconds."""
+        done = []
+        while not self._failed.empty():
+            done.append(self._failed.get())
+        for fd, _ in self._epoll.poll(0 if done else -1 if timeout is None else timeout):
+            child, what = self._watched.get(fd, (None, -1))
+            if what == _WAKE:
+                self._drain_wakeups()
+            if child is None:
+                continue
+            if what == _EXIT:
+                self._reap(child)
+            else:
+                self._read(child, what - _OUT)
+            if child.finished:
+                del self.children[child.pid]
+                done.append(child)
+        return done
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while os.read(self._wake_r, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _read(self, child: Child, which: int) -> None:
+        fd = child.fds[which]
+        chunk = os.read(fd, 65536)
+        if chunk:
+            buf = child.out if which == 0 else child.err
+            buf += chunk
+            if len(buf) > 2 * TAIL:
+                del buf[:-TAIL]
+            return
+        self._unwatch(fd)
+        child.fds[which] = -1
+        if child.fds == [-1, -1]:
+            self._exited(child)
+
+    def _exited(self, child: Child) -> None:
+        """Both pipes are closed: reap the child, or watch its pidfd if it still runs."""
+        pid, status = os.waitpid(child.pid, os.WNOHANG)
+        if pid:
+            child.code = os.waitstatus_to_exitcode(status)
+            return
+        child.pidfd = os.pidfd_open(child.pid)
+        self._watch(child.pidfd, child, _EXIT)
+
+    def _reap(self, child: Child) -> None:
+        if child.pidfd >= 0:
+            self._unwatch(child.pidfd)
+            child.pidfd = -1
+        _, status = os.waitpid(child.pid, 0)
+        child.code = os.waitstatus_to_exitcode(status)
+        if child.proc is not None:
+            child.proc.returncode = child.code
+
+    def close(self) -> None:
+        """Kill and reap whatever still runs, and release every descriptor."""
+        for _ in self._threads:
+            self._requests.put(None)
+        for thread in self._threads:
+            thread.join()
+        for child in list(self.children.values()):
+            if child.code is None:
+                try:
+                    os.kill(child.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self._reap(child)
+            for fd in child.fds:
+                if fd >= 0:
+                    self._unwatch(fd)
+        self.children.clear()
+        self._epoll.close()
+        for fd in (self._wake_r, self._wake_w, self._devnull):
+            os.close(fd)

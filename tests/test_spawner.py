@@ -1,0 +1,119 @@
+"""The command spawner of planned runs: real child processes, real pipes, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from swarmforge.run import posixspawn
+from swarmforge.run.spawner import TAIL, Child, Spawner
+
+
+def finish(spawner: Spawner, count: int, timeout: float = 20.0) -> dict[object, Child]:
+    """Wait until `count` children have finished; them by key."""
+    done: dict[object, Child] = {}
+    deadline = time.monotonic() + timeout
+    while len(done) < count:
+        assert time.monotonic() < deadline, f"only {len(done)} of {count} finished"
+        done.update((c.key, c) for c in spawner.wait(0.5))
+    return done
+
+
+def sh(script: str) -> list[str]:
+    return ["sh", "-c", script]
+
+
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
+
+
+def test_children_run_in_their_directory_with_their_environment(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with Spawner() as spawner:
+        for name in ("a", "b"):
+            script = 'pwd; echo "$WHO"; printf oops >&2; exit 3'
+            spawner.start(name, sh(script), cwd=str(tmp_path / name), env={**ENV, "WHO": name})
+        done = finish(spawner, 2)
+    for name in ("a", "b"):
+        child = done[name]
+        assert bytes(child.out) == f"{tmp_path / name}\n{name}\n".encode()
+        assert bytes(child.err) == b"oops" and child.code == 3 and child.error is None
+
+
+def test_stdin_is_empty_and_ignored_signals_are_reset(tmp_path: Path) -> None:
+    # Python ignores SIGPIPE; a child must get the default back, as with subprocess.
+    script = "cat; grep SigIgn /proc/self/status"
+    with Spawner() as spawner:
+        spawner.start("x", sh(script), cwd=str(tmp_path), env=ENV)
+        child = finish(spawner, 1)["x"]
+    ignored = int(bytes(child.out).split()[-1], 16)
+    assert child.code == 0
+    assert not ignored & (1 << (signal.SIGPIPE - 1)), "SIGPIPE still ignored in the child"
+
+
+def test_only_the_tail_of_a_large_output_is_kept(tmp_path: Path) -> None:
+    size = 5 * TAIL + 123
+    script = f"head -c {size} /dev/zero | tr '\\0' x; printf END"
+    with Spawner() as spawner:
+        spawner.start("big", sh(script), cwd=str(tmp_path), env=ENV)
+        child = finish(spawner, 1)["big"]
+    assert child.code == 0
+    assert TAIL <= len(child.out) <= 2 * TAIL
+    assert bytes(child.out).endswith(b"xxxEND")
+
+
+def test_a_command_that_cannot_start_is_reported_not_raised(tmp_path: Path) -> None:
+    with Spawner() as spawner:
+        spawner.start("missing", ["no-such-command-here"], cwd=str(tmp_path), env=ENV)
+        spawner.start("nodir", ["true"], cwd=str(tmp_path / "gone"), env=ENV)
+        done = finish(spawner, 2)
+    assert isinstance(done["missing"].error, FileNotFoundError)
+    assert done["nodir"].error is not None and done["nodir"].code is None
+
+
+def test_a_child_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) -> None:
+    with Spawner() as spawner:
+        spawner.start("late", sh("exec >&- 2>&-; sleep 0.5; exit 7"), cwd=str(tmp_path), env=ENV)
+        started = time.monotonic()
+        child = finish(spawner, 1)["late"]
+    assert child.code == 7 and time.monotonic() - started >= 0.4
+
+
+def test_many_children_each_finish_exactly_once(tmp_path: Path) -> None:
+    with Spawner() as spawner:
+        for n in range(200):
+            spawner.start(n, sh(f"echo {n}"), cwd=str(tmp_path), env=ENV)
+        done = finish(spawner, 200)
+        assert spawner.wait(0.1) == []
+    assert {k: bytes(c.out) for k, c in done.items()} == {n: f"{n}\n".encode() for n in range(200)}
+
+
+def test_close_kills_and_reaps_what_still_runs(tmp_path: Path) -> None:
+    spawner = Spawner()
+    spawner.start("slow", ["sleep", "30"], cwd=str(tmp_path), env=ENV)
+    deadline = time.monotonic() + 10
+    while not spawner.children:
+        assert time.monotonic() < deadline
+        spawner.wait(0.05)
+    (pid,) = spawner.children
+    spawner.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped: no zombie left behind
+
+
+@pytest.mark.skipif(not posixspawn.available(), reason="this libc has no addchdir_np")
+def test_posix_spawn_reports_exec_failures_with_errno(tmp_path: Path) -> None:
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\n")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        with pytest.raises(PermissionError):
+            posixspawn.spawn(
+                str(script), [str(script)], [], cwd=str(tmp_path), stdio=(devnull,) * 3
+            )
+    finally:
+        os.close(devnull)
