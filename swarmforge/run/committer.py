@@ -34,6 +34,7 @@ class Committer:
         self._cond = threading.Condition()
         self._stopping = False
         self._urgent = False
+        self._idle = False
         self._thread = threading.Thread(target=self._run, name="journal-commit", daemon=True)
 
     def __enter__(self) -> Committer:
@@ -50,7 +51,10 @@ class Committer:
         """Say that new events were written (and, if `urgent`, that something waits for them)."""
         with self._cond:
             self._urgent = self._urgent or urgent
-            self._cond.notify_all()
+            if self._idle or urgent:
+                # Waking the thread costs a context switch; while it pauses or syncs it
+                # looks for new events by itself.
+                self._cond.notify_all()
 
     def check(self) -> None:
         """Raise the error that stopped the committer, if one did."""
@@ -72,8 +76,10 @@ class Committer:
     def _run(self) -> None:
         while True:
             with self._cond:
+                self._idle = True
                 while not self._stopping and not self._pending():
                     self._cond.wait()
+                self._idle = False
                 if not self._pending():
                     return
                 if not (self._urgent or self._stopping):

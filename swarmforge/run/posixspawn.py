@@ -51,6 +51,23 @@ def _check(err: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
+class _Attributes:
+    """The spawn attributes every child shares (default signal actions), made once."""
+
+    def __init__(self, libc: ctypes.CDLL) -> None:
+        self.buffer = ctypes.create_string_buffer(_ATTR)
+        sigset = ctypes.create_string_buffer(_SIGSET)
+        _check(libc.posix_spawnattr_init(self.buffer), "posix_spawnattr_init")
+        libc.sigemptyset(sigset)
+        for signum in DEFAULT_SIGNALS:
+            libc.sigaddset(sigset, int(signum))
+        _check(libc.posix_spawnattr_setsigdefault(self.buffer, sigset), "setsigdefault")
+        _check(libc.posix_spawnattr_setflags(self.buffer, ctypes.c_short(_SETSIGDEF)), "setflags")
+
+
+_attributes: _Attributes | None = None
+
+
 def spawn(
     path: str,
     argv: Sequence[str],
@@ -61,31 +78,27 @@ def spawn(
 ) -> int:
     """Start `path` with `argv` and `env` (`KEY=value` entries) in `cwd`, its stdin, stdout
     and stderr dup'ed from `stdio`; the child's pid. OSError if it cannot be started."""
+    global _attributes
     libc = _libc
     assert libc is not None, "posixspawn.spawn() without available()"
+    if _attributes is None:
+        _attributes = _Attributes(libc)  # read-only once made: shared by every thread
     actions = ctypes.create_string_buffer(_ACTIONS)
-    attr = ctypes.create_string_buffer(_ATTR)
-    sigset = ctypes.create_string_buffer(_SIGSET)
     _check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init")
-    _check(libc.posix_spawnattr_init(attr), "posix_spawnattr_init")
     try:
         for target, fd in enumerate(stdio):
             _check(libc.posix_spawn_file_actions_adddup2(actions, fd, target), "adddup2")
         _check(libc.posix_spawn_file_actions_addchdir_np(actions, os.fsencode(cwd)), "addchdir")
-        libc.sigemptyset(sigset)
-        for signum in DEFAULT_SIGNALS:
-            libc.sigaddset(sigset, int(signum))
-        _check(libc.posix_spawnattr_setsigdefault(attr, sigset), "setsigdefault")
-        _check(libc.posix_spawnattr_setflags(attr, ctypes.c_short(_SETSIGDEF)), "setflags")
-        args = (ctypes.c_char_p * (len(argv) + 1))(*(os.fsencode(a) for a in argv), None)
+        args = (ctypes.c_char_p * (len(argv) + 1))(*map(os.fsencode, argv), None)
         envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
         pid = ctypes.c_int()
-        err = libc.posix_spawn(ctypes.byref(pid), os.fsencode(path), actions, attr, args, envp)
+        err = libc.posix_spawn(
+            ctypes.byref(pid), os.fsencode(path), actions, _attributes.buffer, args, envp
+        )
         if err:
             raise OSError(err, os.strerror(err), path)
         return pid.value
     finally:
-        libc.posix_spawnattr_destroy(attr)
         libc.posix_spawn_file_actions_destroy(actions)
 
 
