@@ -430,3 +430,21 @@ def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path
     }
     durable = dict(orch.durable_at)
     assert durable["b"] >= outcome["a"] and durable["c"] >= outcome["b"]
+
+
+def test_a_command_that_cannot_start_fails_with_the_reason_in_its_report(tmp_path: Path) -> None:
+    s = spec(
+        [
+            {"id": "missing", "command": ["no-such-command-anywhere"]},
+            {"id": "output", "command": sh("echo out; echo err >&2; exit 4")},
+        ]
+    )
+    result = Orchestrator(str(tmp_path), s).run()
+    assert result["failed"] == ["missing", "output"]
+    reports = Path(runs_dir(str(tmp_path))) / run_id(s) / "reports"
+    missing = (reports / "missing.failed.md").read_text()
+    assert "cannot run no-such-command-anywhere" in missing and '"exitCode": null' in missing
+    output = (reports / "output.failed.md").read_text()
+    assert '"exitCode": 4' in output
+    assert "## stdout\n\n```text\nout\n```" in output
+    assert "## stderr\n\n```text\nerr\n```" in output

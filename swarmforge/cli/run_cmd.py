@@ -81,11 +81,7 @@ def _run(ns: argparse.Namespace) -> int:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
     spec = load_spec(ns.spec)
     say = (lambda m: None) if ns.json else (lambda m: print(m, file=sys.stderr, flush=True))
-    root = _root(ns)
-    # Tasks run in the project root; from there the orchestrator can start them with
-    # posix_spawn, which costs half of what starting them elsewhere does.
-    os.chdir(root)
-    result = Orchestrator(root, spec, max_concurrency=ns.max_concurrency, progress=say).run()
+    result = Orchestrator(_root(ns), spec, max_concurrency=ns.max_concurrency, progress=say).run()
     if ns.json:
         print(json.dumps(result, indent=2))
     else:
