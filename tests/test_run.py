@@ -448,3 +448,18 @@ def test_a_command_that_cannot_start_fails_with_the_reason_in_its_report(tmp_pat
     assert '"exitCode": 4' in output
     assert "## stdout\n\n```text\nout\n```" in output
     assert "## stderr\n\n```text\nerr\n```" in output
+
+
+def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Path) -> None:
+    s = spec([{"id": "flaky", "command": sh("test -e fixed")}])
+    assert Orchestrator(str(tmp_path), s).run()["failed"] == ["flaky"]
+    run_dir = Path(runs_dir(str(tmp_path))) / run_id(s)
+    # The image of a crash after the report was published but before its outcome was
+    # journaled: cut the journal at that outcome, drop the later checkpoint.
+    lines = (run_dir / jr.EVENTS).read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"status":"failed"' in line)
+    (run_dir / jr.EVENTS).write_text("".join(lines[:cut]))
+    (run_dir / jr.CHECKPOINT).unlink()
+    (tmp_path / "fixed").touch()
+    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"done": 1}
+    assert sorted(p.name for p in (run_dir / "reports").iterdir()) == ["flaky.complete.md"]

@@ -22,16 +22,16 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from swarmforge.errors import SwarmforgeError
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
+from swarmforge.run import external, ledger, reattach, roletask, worker
 from swarmforge.run import journal as jr
-from swarmforge.run import ledger, reattach, roletask, worker
 from swarmforge.run.committer import Committer
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.park import park_reason
 from swarmforge.run.spawner import Child, Spawner
 from swarmforge.run.spec import RunSpec, run_id
+from swarmforge.run.summary import summary
 
 POLL = 0.05
 CHECKPOINT_EVERY = 1000
@@ -269,18 +269,12 @@ class Orchestrator:
             out=bytes(child.out),
             err=bytes(child.err),
             error=child.error,
+            first=flight.task_id not in self.reported,
         )
         return flight, outcome
 
     def _isolated(self, task: Task, env: dict[str, str]) -> worker.Outcome:
         assert task.command is not None
-
-        def on_worktree(action: str, path: str, branch: str, rescued: str | None) -> None:
-            self.record(
-                "worktree", id=task.id, action=action, path=path, branch=branch, rescued=rescued
-            )
-
-        port = self.ports[f"swarm/{self.run_id}/{task.id}"]
         return worker.run_isolated(
             self.root,
             self.run_id,
@@ -288,8 +282,10 @@ class Orchestrator:
             task.command,
             env=env,
             reports=self.reports,
-            port=port,
-            on_worktree=on_worktree,
+            port=self.ports[f"swarm/{self.run_id}/{task.id}"],
+            on_worktree=lambda action, path, branch, rescued: self.record(
+                "worktree", id=task.id, action=action, path=path, branch=branch, rescued=rescued
+            ),
         )
 
     # -- the loop -----------------------------------------------------------------------------
@@ -305,28 +301,6 @@ class Orchestrator:
         flight.level.finish(flight.task_id, ok)
         self.flights.pop(flight.task_id, None)
         self.progress(f"{flight.task_id}: {'done' if ok else 'failed'}")
-
-    def _poll(self) -> None:
-        from swarmforge.swarm.procs import is_alive
-
-        for flight in list(self.flights.values()):
-            if not flight.launched:
-                continue
-            if flight.kind == "background":
-                outcome = worker.finished(self.reports, flight.task_id)
-                if outcome is not None:
-                    self.complete(flight, outcome)
-                elif (
-                    not is_alive(flight.pid)
-                    and worker.finished(self.reports, flight.task_id) is None
-                ):
-                    self.complete(flight, SwarmforgeError("the background worker died"))
-            elif flight.kind == "role" and flight.role and flight.handoff:
-                entry = roletask.role_entry(self.root, flight.role, flight.task_id)
-                found = roletask.where(entry, flight.handoff)
-                if found and found[0] == "completed":
-                    ok = roletask.outcome(found[1])
-                    self.complete(flight, worker.Outcome(flight.task_id, ok, None, found[1]))
 
     def _finish_leads(self) -> None:
         for lead, child in list(self.children.items()):
@@ -374,25 +348,7 @@ class Orchestrator:
                     self.complete(*self.done.get_nowait())
             except queues.Empty:
                 pass
-            self._poll()
-
-    def summary(self) -> dict[str, object]:
-        """Every task's status, and the run's verdict."""
-        states = self.states()
-        counts: dict[str, int] = {}
-        for status in states.values():
-            counts[status] = counts.get(status, 0) + 1
-        parked = ledger.parked(self.dir)
-        return {
-            "runId": self.run_id,
-            "dir": self.dir,
-            "goal": self.spec.goal,
-            "counts": counts,
-            "failed": sorted(t for t, s in states.items() if s == "failed"),
-            "parked": {t: parked.get(t, "manual") for t, s in states.items() if s == "parked"},
-            "waiting": sorted(self.children),
-            "ok": "failed" not in states.values(),
-        }
+            external.poll(self)
 
     def run(self) -> dict[str, object]:
         """Start or resume the run; returns when nothing can move any more."""
@@ -400,6 +356,9 @@ class Orchestrator:
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
             self.resumed, self.journal = jr.resume_states(self.dir)
+            # Tasks with a report from an earlier life of the run (listed under the run's
+            # lock): one listing spares every other task a look for a stale one.
+            self.reported = {name.rsplit(".", 2)[0] for name in os.listdir(self.reports)}
             try:
                 with (
                     Spawner() as self.spawner,
@@ -423,7 +382,7 @@ class Orchestrator:
             self.level(list(self.spec.tasks), 1, None)
             self.flush()
             self.loop()
-        result = self.summary()
+        result = summary(self.run_id, self.dir, self.spec.goal, self.states(), self.children)
         counts = result["counts"]
         assert isinstance(counts, dict)
         self.record("run-finished", counts=counts, ok=bool(result["ok"]))

@@ -49,12 +49,14 @@ def write_report(
     stderr: bytes = b"",
     *,
     durable: bool = True,
+    first: bool = False,
 ) -> str:
     """Write and publish the report of `task_id`; the path of the `.complete.md` or `.failed.md`.
 
     `durable=False` skips the fsyncs, for a report whose outcome the journal records
     durably anyway (a command worker's): it still appears whole or not at all to any
-    process, and only a machine crash could cost it.
+    process, and only a machine crash could cost it. `first=True` says the caller knows
+    that no earlier attempt left an outcome, which spares a look for one.
     """
     _check_name(task_id)
     taken = [key for key in RESERVED if key in data]
@@ -77,7 +79,7 @@ def write_report(
     _stage(staged, text.encode(), durable)
     final = os.path.join(reports_dir, task_id + (COMPLETE if ok else FAILED))
     stale = os.path.join(reports_dir, task_id + (FAILED if ok else COMPLETE))
-    if os.path.exists(stale):
+    if not first and os.path.exists(stale):
         # An earlier attempt's outcome; the unlink must be durable before the new one
         # appears, or a crash could leave the task with two outcomes.
         os.unlink(stale)

@@ -175,7 +175,7 @@ class Spawner:
         done = []
         while not self._failed.empty():
             done.append(self._failed.get())
-        for fd, _ in self._epoll.poll(0 if done else -1 if timeout is None else timeout):
+        for fd, events in self._epoll.poll(0 if done else -1 if timeout is None else timeout):
             child, what = self._watched.get(fd, (None, -1))
             if what == _WAKE:
                 self._drain_wakeups()
@@ -184,7 +184,7 @@ class Spawner:
             if what == _EXIT:
                 self._reap(child)
             else:
-                self._read(child, what - _OUT)
+                self._read(child, what - _OUT, events)
             if child.finished:
                 del self.children[child.pid]
                 done.append(child)
@@ -197,9 +197,10 @@ class Spawner:
         except BlockingIOError:
             pass
 
-    def _read(self, child: Child, which: int) -> None:
+    def _read(self, child: Child, which: int, events: int) -> None:
         fd = child.fds[which]
-        chunk = os.read(fd, 65536)
+        # A pipe that is empty and closed says only EPOLLHUP: end of file without a read.
+        chunk = os.read(fd, 65536) if events & select.EPOLLIN else b""
         if chunk:
             buf = child.out if which == 0 else child.err
             buf += chunk

@@ -80,6 +80,7 @@ def ended(
     error: OSError | None = None,
     extra: dict[str, object] | None = None,
     durable: bool = False,
+    first: bool = False,
 ) -> Outcome:
     """Write the report of a command that exited with `code` (or could not start: `error`).
 
@@ -94,7 +95,7 @@ def ended(
     data["exitCode"] = code
     ok = code == 0
     path = report.write_report(
-        reports, task_id, data, ok, out[-TAIL:], err[-TAIL:], durable=durable
+        reports, task_id, data, ok, out[-TAIL:], err[-TAIL:], durable=durable, first=first
     )
     return Outcome(task_id, ok, code, path)
 
