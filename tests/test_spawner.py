@@ -117,3 +117,18 @@ def test_posix_spawn_reports_exec_failures_with_errno(tmp_path: Path) -> None:
             )
     finally:
         os.close(devnull)
+
+
+def test_a_command_that_moves_on_the_path_is_looked_up_again(tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        tool = tmp_path / name / "tool"
+        tool.write_text(f"#!/bin/sh\necho {name}\n")
+        tool.chmod(0o755)
+    env = {**ENV, "PATH": f"{tmp_path / 'first'}:{tmp_path / 'second'}:/usr/bin:/bin"}
+    with Spawner() as spawner:
+        spawner.start(1, ["tool"], cwd=str(tmp_path), env=env)
+        assert bytes(finish(spawner, 1)[1].out) == b"first\n"
+        (tmp_path / "first" / "tool").unlink()
+        spawner.start(2, ["tool"], cwd=str(tmp_path), env=env)
+        assert bytes(finish(spawner, 1)[2].out) == b"second\n"

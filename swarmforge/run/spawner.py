@@ -125,10 +125,8 @@ class Spawner:
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         try:
             if posixspawn.available():
-                path = self._executable(argv[0], env.get("PATH", os.defpath))
                 stdio = (self._devnull, out_w, err_w)
-                pid = posixspawn.spawn(path, argv, self._environ(env), cwd=cwd, stdio=stdio)
-                return Child(key, pid, [out_r, err_r])
+                return Child(key, self._posix_spawn(argv, cwd, env, stdio), [out_r, err_r])
             proc = subprocess.Popen(
                 argv, cwd=cwd, env=env, stdin=self._devnull, stdout=out_w, stderr=err_w
             )
@@ -156,12 +154,29 @@ class Spawner:
             entries.append(entry)
         return entries
 
+    def _posix_spawn(
+        self, argv: list[str], cwd: str, env: dict[str, str], stdio: tuple[int, int, int]
+    ) -> int:
+        path = env.get("PATH", os.defpath)
+        entries = self._environ(env)
+        try:
+            return posixspawn.spawn(
+                self._executable(argv[0], path), argv, entries, cwd=cwd, stdio=stdio
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            if self._found.pop((argv[0], path), None) is None:
+                raise
+            # What the run found on its PATH is gone or changed: look it up again.
+            return posixspawn.spawn(
+                self._executable(argv[0], path), argv, entries, cwd=cwd, stdio=stdio
+            )
+
     def _executable(self, name: str, path: str) -> str:
         """`name` looked up on `path` the way exec does (remembered: the PATH is the run's)."""
         if "/" in name:
             return name
         found = self._found.get((name, path))
-        if found is None or not os.access(found, os.X_OK):
+        if found is None:
             found = shutil.which(name, path=path)
             if found is None:
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), name)
