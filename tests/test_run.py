@@ -463,3 +463,27 @@ def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Pa
     (tmp_path / "fixed").touch()
     assert Orchestrator(str(tmp_path), s).run()["counts"] == {"done": 1}
     assert sorted(p.name for p in (run_dir / "reports").iterdir()) == ["flaky.complete.md"]
+
+
+def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path) -> None:
+    from swarmforge.swarm import procs
+
+    (tmp_path / "spec.json").write_text(
+        json.dumps({"goal": "term", "tasks": [{"id": "long", "command": ["sleep", "300"]}]})
+    )
+    rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
+    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [os.path.join(VENV_BIN, "swarmforge"), "run", "spec.json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    retry_until(lambda: [p for p in procs.tagged(str(tmp_path), rid) if p.name() == "sleep"])
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    assert [p for p in procs.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
+    states, journal = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
+    journal.close()
+    assert states == {"long": "running"}, "an orphan: it runs again on the next resume"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,20 @@ def sh(script: str) -> list[str]:
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
 
 
-def test_children_run_in_their_directory_with_their_environment(tmp_path: Path) -> None:
+@pytest.fixture(params=["posix_spawn", "subprocess"])
+def make(request: pytest.FixtureRequest) -> Callable[[], Spawner]:
+    """Spawners of both kinds: through libc's posix_spawn, and the subprocess fallback."""
+    if request.param == "posix_spawn" and not posixspawn.available():
+        pytest.skip("this libc has no posix_spawn_file_actions_addchdir_np")
+    return lambda: Spawner(native=request.param == "posix_spawn")
+
+
+def test_children_run_in_their_directory_with_their_environment(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    with Spawner() as spawner:
+    with make() as spawner:
         for name in ("a", "b"):
             script = 'pwd; echo "$WHO"; printf oops >&2; exit 3'
             spawner.start(name, sh(script), cwd=str(tmp_path / name), env={**ENV, "WHO": name})
@@ -44,10 +55,12 @@ def test_children_run_in_their_directory_with_their_environment(tmp_path: Path) 
         assert bytes(child.err) == b"oops" and child.code == 3 and child.error is None
 
 
-def test_stdin_is_empty_and_ignored_signals_are_reset(tmp_path: Path) -> None:
+def test_stdin_is_empty_and_ignored_signals_are_reset(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
     # Python ignores SIGPIPE; a child must get the default back, as with subprocess.
     script = "cat; grep SigIgn /proc/self/status"
-    with Spawner() as spawner:
+    with make() as spawner:
         spawner.start("x", sh(script), cwd=str(tmp_path), env=ENV)
         child = finish(spawner, 1)["x"]
     ignored = int(bytes(child.out).split()[-1], 16)
@@ -55,10 +68,12 @@ def test_stdin_is_empty_and_ignored_signals_are_reset(tmp_path: Path) -> None:
     assert not ignored & (1 << (signal.SIGPIPE - 1)), "SIGPIPE still ignored in the child"
 
 
-def test_only_the_tail_of_a_large_output_is_kept(tmp_path: Path) -> None:
+def test_only_the_tail_of_a_large_output_is_kept(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
     size = 5 * TAIL + 123
     script = f"head -c {size} /dev/zero | tr '\\0' x; printf END"
-    with Spawner() as spawner:
+    with make() as spawner:
         spawner.start("big", sh(script), cwd=str(tmp_path), env=ENV)
         child = finish(spawner, 1)["big"]
     assert child.code == 0
@@ -66,8 +81,10 @@ def test_only_the_tail_of_a_large_output_is_kept(tmp_path: Path) -> None:
     assert bytes(child.out).endswith(b"xxxEND")
 
 
-def test_a_command_that_cannot_start_is_reported_not_raised(tmp_path: Path) -> None:
-    with Spawner() as spawner:
+def test_a_command_that_cannot_start_is_reported_not_raised(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
+    with make() as spawner:
         spawner.start("missing", ["no-such-command-here"], cwd=str(tmp_path), env=ENV)
         spawner.start("nodir", ["true"], cwd=str(tmp_path / "gone"), env=ENV)
         done = finish(spawner, 2)
@@ -75,16 +92,20 @@ def test_a_command_that_cannot_start_is_reported_not_raised(tmp_path: Path) -> N
     assert done["nodir"].error is not None and done["nodir"].code is None
 
 
-def test_a_child_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) -> None:
-    with Spawner() as spawner:
+def test_a_child_that_closes_its_output_early_is_still_waited_for(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
+    with make() as spawner:
         spawner.start("late", sh("exec >&- 2>&-; sleep 0.5; exit 7"), cwd=str(tmp_path), env=ENV)
         started = time.monotonic()
         child = finish(spawner, 1)["late"]
     assert child.code == 7 and time.monotonic() - started >= 0.4
 
 
-def test_many_children_each_finish_exactly_once(tmp_path: Path) -> None:
-    with Spawner() as spawner:
+def test_many_children_each_finish_exactly_once(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
+    with make() as spawner:
         for n in range(200):
             spawner.start(n, sh(f"echo {n}"), cwd=str(tmp_path), env=ENV)
         done = finish(spawner, 200)
@@ -92,8 +113,8 @@ def test_many_children_each_finish_exactly_once(tmp_path: Path) -> None:
     assert {k: bytes(c.out) for k, c in done.items()} == {n: f"{n}\n".encode() for n in range(200)}
 
 
-def test_close_kills_and_reaps_what_still_runs(tmp_path: Path) -> None:
-    spawner = Spawner()
+def test_close_kills_and_reaps_what_still_runs(tmp_path: Path, make: Callable[[], Spawner]) -> None:
+    spawner = make()
     spawner.start("slow", ["sleep", "30"], cwd=str(tmp_path), env=ENV)
     deadline = time.monotonic() + 10
     while not spawner.children:
@@ -119,14 +140,16 @@ def test_posix_spawn_reports_exec_failures_with_errno(tmp_path: Path) -> None:
         os.close(devnull)
 
 
-def test_a_command_that_moves_on_the_path_is_looked_up_again(tmp_path: Path) -> None:
+def test_a_command_that_moves_on_the_path_is_looked_up_again(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
         tool = tmp_path / name / "tool"
         tool.write_text(f"#!/bin/sh\necho {name}\n")
         tool.chmod(0o755)
     env = {**ENV, "PATH": f"{tmp_path / 'first'}:{tmp_path / 'second'}:/usr/bin:/bin"}
-    with Spawner() as spawner:
+    with make() as spawner:
         spawner.start(1, ["tool"], cwd=str(tmp_path), env=env)
         assert bytes(finish(spawner, 1)[1].out) == b"first\n"
         (tmp_path / "first" / "tool").unlink()

@@ -60,7 +60,10 @@ class Child:
 class Spawner:
     """Starts commands and reports each one once it has exited and its output is read."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, native: bool | None = None) -> None:
+        # native: start children through posixspawn (the default where libc allows it),
+        # else through subprocess.
+        self._native = posixspawn.available() if native is None else native
         self._epoll = select.epoll()
         # fd -> (child, what it is); written by the spawning threads and the orchestrator's,
         # each fd by one at a time (it is entered before it is watched, left after).
@@ -124,7 +127,7 @@ class Spawner:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         try:
-            if posixspawn.available():
+            if self._native:
                 stdio = (self._devnull, out_w, err_w)
                 return Child(key, self._posix_spawn(argv, cwd, env, stdio), [out_r, err_r])
             proc = subprocess.Popen(
@@ -231,7 +234,7 @@ class Spawner:
         """Both pipes are closed: reap the child, or watch its pidfd if it still runs."""
         pid, status = os.waitpid(child.pid, os.WNOHANG)
         if pid:
-            child.code = os.waitstatus_to_exitcode(status)
+            self._exit_code(child, status)
             return
         child.pidfd = os.pidfd_open(child.pid)
         self._watch(child.pidfd, child, _EXIT)
@@ -241,9 +244,13 @@ class Spawner:
             self._unwatch(child.pidfd)
             child.pidfd = -1
         _, status = os.waitpid(child.pid, 0)
+        self._exit_code(child, status)
+
+    @staticmethod
+    def _exit_code(child: Child, status: int) -> None:
         child.code = os.waitstatus_to_exitcode(status)
         if child.proc is not None:
-            child.proc.returncode = child.code
+            child.proc.returncode = child.code  # reaped here: Popen must not try again
 
     def close(self) -> None:
         """Kill and reap whatever still runs, and release every descriptor."""
