@@ -155,3 +155,21 @@ def test_a_command_that_moves_on_the_path_is_looked_up_again(
         (tmp_path / "first" / "tool").unlink()
         spawner.start(2, ["tool"], cwd=str(tmp_path), env=env)
         assert bytes(finish(spawner, 1)[2].out) == b"second\n"
+
+
+def test_no_descriptor_but_stdio_reaches_a_child(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    # Inheritable, as one handed down by a parent would be; high, so that nothing `ls`
+    # opens itself takes its number.
+    leaked = os.dup2(devnull, 250, inheritable=True)
+    os.close(devnull)
+    try:
+        with make() as spawner:
+            spawner.start("fds", ["ls", "/proc/self/fd"], cwd=str(tmp_path), env=ENV)
+            child = finish(spawner, 1)["fds"]
+    finally:
+        os.close(leaked)
+    fds = sorted(int(n) for n in bytes(child.out).split())
+    assert fds[:3] == [0, 1, 2] and str(leaked).encode() not in bytes(child.out).split()

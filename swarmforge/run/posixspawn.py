@@ -39,6 +39,9 @@ def _load() -> ctypes.CDLL | None:
 
 
 _libc = _load()
+# glibc 2.34 and later; without it only this process's own descriptors are sure to be
+# close-on-exec (Python makes every one it opens so).
+_closefrom = getattr(_libc, "posix_spawn_file_actions_addclosefrom_np", None)
 
 
 def available() -> bool:
@@ -89,6 +92,10 @@ def spawn(
         for target, fd in enumerate(stdio):
             _check(libc.posix_spawn_file_actions_adddup2(actions, fd, target), "adddup2")
         _check(libc.posix_spawn_file_actions_addchdir_np(actions, os.fsencode(cwd)), "addchdir")
+        if _closefrom is not None:
+            # As subprocess's close_fds: nothing but stdin, stdout and stderr crosses exec,
+            # not even a descriptor this process inherited without close-on-exec.
+            _check(_closefrom(actions, 3), "addclosefrom")
         args = (ctypes.c_char_p * (len(argv) + 1))(*map(os.fsencode, argv), None)
         envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
         pid = ctypes.c_int()
