@@ -75,6 +75,13 @@ def test_cli_exit_status_summary_and_json(tmp_path: Path) -> None:
     tail = sf("tail", listing[0]["runId"][:8], "--json", cwd=tmp_path)
     kinds = [json.loads(line)["kind"] for line in tail.stdout.splitlines()]
     assert kinds[0] == "run-started" and "run-resumed" in kinds
+    # A torn last line (a writer killed mid-line): listing reads around it, writes nothing.
+    events_file = Path(runs_dir(str(tmp_path))) / listing[0]["runId"] / jr.EVENTS
+    with events_file.open("ab") as f:
+        f.write(b'{"seq": 99, "ts"')
+    torn = events_file.read_bytes()
+    again = json.loads(sf("runs", "list", "--json", cwd=tmp_path).stdout)
+    assert again == listing and events_file.read_bytes() == torn
 
 
 @pytest.mark.parametrize(

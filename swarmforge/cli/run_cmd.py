@@ -126,12 +126,13 @@ def _list(ns: argparse.Namespace) -> int:
     base = runs_dir(_root(ns))
     rows = []
     for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        states, jn = journal.resume_states(os.path.join(base, name))
+        # Read only: listing runs never writes, even to a journal with a torn tail.
+        states, events = journal.read_states(os.path.join(base, name))
         counts: dict[str, int] = {}
         for status in states.values():
             counts[status] = counts.get(status, 0) + 1
-        started = next((e for e in jn.events if e.kind == "run-started"), None)
-        kinds = [e.kind for e in jn.events]
+        started = next((e for e in events if e.kind == "run-started"), None)
+        kinds = [e.kind for e in events]
         opened = max(
             (i for i, k in enumerate(kinds) if k in ("run-started", "run-resumed")), default=-1
         )
@@ -142,7 +143,7 @@ def _list(ns: argparse.Namespace) -> int:
                 "goal": getattr(started, "goal", None),
                 "counts": counts,
                 "finished": finished,
-                "events": len(jn.events),
+                "events": len(events),
             }
         )
     if ns.json:

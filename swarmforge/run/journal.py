@@ -284,27 +284,40 @@ def resume_states(run_dir: str) -> tuple[dict[str, str], Journal]:
     demoting the orphans to `ready` is the caller's job.
     """
     journal = Journal.open(run_dir)
-    base = _base(run_dir, journal)
+    return replay(run_dir, journal.events), journal
+
+
+def read_states(run_dir: str) -> tuple[dict[str, str], list[Event]]:
+    """Every task's last journaled state and the events, without writing anything: a torn
+    last line is skipped here, and left for the orchestrator to cut when it resumes."""
+    events, _ = read_events(os.path.join(run_dir, EVENTS))
+    return replay(run_dir, events), events
+
+
+def replay(run_dir: str, events: Sequence[Event]) -> dict[str, str]:
+    """The states after `events`: from the newest checkpoint on, the last word per task."""
+    base = _base(run_dir, events)
     states: dict[str, str] = dict(base.states) if base else {}
-    for event in journal.events[base.seq - 1 if base else 0 :]:
+    for event in events[base.seq - 1 if base else 0 :]:
         if isinstance(event, TaskState | TaskEnqueued):
             states[event.id] = event.status
         elif isinstance(event, TaskParked):
             states[event.id] = "parked"
-    return states, journal
+    return states
 
 
-def _base(run_dir: str, journal: Journal) -> Checkpoint | CheckpointEvent | None:
+def _base(run_dir: str, events: Sequence[Event]) -> Checkpoint | CheckpointEvent | None:
     """The checkpoint to resume from: the newer of checkpoint.json and the last event."""
     saved = read_checkpoint(run_dir)
-    if saved is not None and saved.seq > journal.next_seq:
+    if saved is not None and saved.seq > len(events) + 1:
         # The journal lost events the checkpoint has seen: replaying would skip new ones.
         raise CorruptFile(
             os.path.join(run_dir, CHECKPOINT),
             None,
-            f"seq {saved.seq} is beyond the end of {journal.path} (seq {journal.next_seq - 1})",
+            f"seq {saved.seq} is beyond the end of {os.path.join(run_dir, EVENTS)} "
+            f"(seq {len(events)})",
         )
-    last = next((e for e in reversed(journal.events) if isinstance(e, CheckpointEvent)), None)
+    last = next((e for e in reversed(events) if isinstance(e, CheckpointEvent)), None)
     if saved is not None and (last is None or saved.seq >= last.seq):
         return saved
     return last
