@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -173,3 +175,30 @@ def test_no_descriptor_but_stdio_reaches_a_child(
         os.close(leaked)
     fds = sorted(int(n) for n in bytes(child.out).split())
     assert fds[:3] == [0, 1, 2] and str(leaked).encode() not in bytes(child.out).split()
+
+
+def test_running_out_of_descriptors_fails_commands_without_stranding_any(tmp_path: Path) -> None:
+    script = f"""
+import os, resource, sys, time
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+from swarmforge.run.spawner import Spawner
+spawner = Spawner()
+used = len(os.listdir("/proc/self/fd"))
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (used + 12, hard))
+for n in range(20):
+    spawner.start(n, ["sleep", "0.3"], cwd={str(tmp_path)!r}, env={{"PATH": "/usr/bin:/bin"}})
+ended, deadline = {{}}, time.monotonic() + 30
+while len(ended) < 20 and time.monotonic() < deadline:
+    ended.update((c.key, c) for c in spawner.wait(0.2))
+spawner.close()
+ok = sum(c.code == 0 for c in ended.values())
+failed = sum(c.error is not None for c in ended.values())
+print(len(ended), ok, failed)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    count, ok, failed = map(int, done.stdout.split())
+    assert count == 20 and ok + failed == 20 and ok >= 1 and failed >= 1

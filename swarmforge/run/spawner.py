@@ -114,7 +114,11 @@ class Spawner:
 
     def _serve(self) -> None:
         while (request := self._requests.get()) is not None:
-            child = self._start(*request)
+            try:
+                child = self._start(*request)
+            except Exception as exc:  # a thread that died here would strand its task for good
+                child = Child(request[0], -1, [-1, -1])
+                child.error = exc if isinstance(exc, OSError) else OSError(errno.EIO, repr(exc))
             if child.error is not None:
                 self._failed.put(child)
                 self.wake()
@@ -125,7 +129,12 @@ class Spawner:
 
     def _start(self, key: Hashable, argv: list[str], cwd: str, env: dict[str, str]) -> Child:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        except OSError:
+            os.close(out_r)
+            os.close(out_w)
+            raise  # out of descriptors: reported as this command's failure to start
         try:
             if self._native:
                 stdio = (self._devnull, out_w, err_w)
