@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
-from swarmforge.run import external, ledger, reattach, roletask, worker
+from swarmforge.run import external, ledger, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
@@ -358,7 +358,7 @@ class Orchestrator:
             self.resumed, self.journal = jr.resume_states(self.dir)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
-            self.reported = {name.rsplit(".", 2)[0] for name in os.listdir(self.reports)}
+            self.reported = report.reported_tasks(self.reports)
             try:
                 with (
                     Spawner() as self.spawner,

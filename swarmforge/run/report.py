@@ -226,6 +226,16 @@ def _check_outcome(path: str, report: Report) -> None:
             return
 
 
+def reported_tasks(reports_dir: str) -> set[str]:
+    """The tasks with any report file in `reports_dir`, staged or published."""
+    return {
+        name[: -len(suffix)]
+        for name in os.listdir(reports_dir)
+        for suffix in (STAGED, COMPLETE, FAILED)
+        if name.endswith(suffix)
+    }
+
+
 def find_report(reports_dir: str, task_id: str) -> str | None:
     """The published report of `task_id`, or None while it has none."""
     _check_name(task_id)

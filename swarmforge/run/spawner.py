@@ -7,8 +7,8 @@ pidfd says it exited). Linux only, as pidfds are. A thread per task would
 spend its time fighting for the interpreter lock: with 16 workers on two cores,
 spawning alone cost more than the tasks.
 
-Starting a process suspends the starter until the child has exec'd, so one
-spawning thread starts the children (through `posixspawn`, which releases the
+Starting a process suspends the starter until the child has exec'd, so
+`SPAWNERS` threads start the children (through `posixspawn`, which releases the
 interpreter lock meanwhile) while the orchestrator goes on with the rest. Each
 child gets /dev/null as stdin, the default action for the signals Python
 ignores (as `subprocess` does), and its executable is found on the PATH of the
@@ -28,8 +28,8 @@ import threading
 from collections.abc import Hashable
 
 from swarmforge.run import posixspawn
+from swarmforge.run.report import TAIL
 
-TAIL = 64 * 1024
 SPAWNERS = 2
 _WAKE, _OUT, _ERR, _EXIT = 0, 1, 2, 3
 Request = tuple[Hashable, list[str], str, dict[str, str]]
@@ -117,10 +117,9 @@ class Spawner:
             try:
                 child = self._start(*request)
             except Exception as exc:  # a thread that died here would strand its task for good
-                child = Child(request[0], -1, [-1, -1])
-                child.error = exc if isinstance(exc, OSError) else OSError(errno.EIO, repr(exc))
-            if child.error is not None:
-                self._failed.put(child)
+                failed = Child(request[0], -1, [-1, -1])
+                failed.error = exc if isinstance(exc, OSError) else OSError(errno.EIO, repr(exc))
+                self._failed.put(failed)
                 self.wake()
                 continue
             self.children[child.pid] = child
@@ -145,12 +144,10 @@ class Spawner:
             child = Child(key, proc.pid, [out_r, err_r])
             child.proc = proc
             return child
-        except OSError as exc:
+        except BaseException:
             os.close(out_r)
             os.close(err_r)
-            child = Child(key, -1, [-1, -1])
-            child.error = exc
-            return child
+            raise  # reported by the spawning thread as this command's failure to start
         finally:
             os.close(out_w)
             os.close(err_w)

@@ -19,7 +19,6 @@ from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.run import report
 
-TAIL = 64 * 1024
 # on_worktree(action, path, branch, rescued commit or None)
 WorktreeEvent = Callable[[str, str, str, "str | None"], None]
 
@@ -47,24 +46,25 @@ def run_command(
     durable: bool = False,
 ) -> Outcome:
     """Run `argv` to completion and write its report."""
+    code, out, err, error = None, b"", b"", None
     try:
         done = subprocess.run(
             argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
         )
+        code, out, err = done.returncode, done.stdout, done.stderr
     except OSError as exc:
-        return ended(
-            task_id, argv, cwd=cwd, reports=reports, extra=extra, durable=durable, error=exc
-        )
+        error = exc
     return ended(
         task_id,
         argv,
         cwd=cwd,
         reports=reports,
+        code=code,
+        out=out,
+        err=err,
+        error=error,
         extra=extra,
         durable=durable,
-        code=done.returncode,
-        out=done.stdout,
-        err=done.stderr,
     )
 
 
@@ -95,7 +95,14 @@ def ended(
     data["exitCode"] = code
     ok = code == 0
     path = report.write_report(
-        reports, task_id, data, ok, out[-TAIL:], err[-TAIL:], durable=durable, first=first
+        reports,
+        task_id,
+        data,
+        ok,
+        out[-report.TAIL :],
+        err[-report.TAIL :],
+        durable=durable,
+        first=first,
     )
     return Outcome(task_id, ok, code, path)
 

@@ -152,12 +152,7 @@ def settle(record: runrecord.RunRecord, timeout: float = 10.0) -> bool:
     boxes = (Box.OUTBOX, Box.NEW, Box.IN_PROCESS)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = [
-            role.name
-            for role in record.roles
-            if any(Mailbox(role.path).received(box) for box in boxes)
-        ]
-        if not busy:
+        if not any(Mailbox(r.path).received(box) for r in record.roles for box in boxes):
             return True
         time.sleep(0.05)
     return False
