@@ -57,6 +57,20 @@ def test_children_run_in_their_directory_with_their_environment(
         assert bytes(child.err) == b"oops" and child.code == 3 and child.error is None
 
 
+def test_entries_of_each_command_replace_the_shared_ones(
+    tmp_path: Path, make: Callable[[], Spawner]
+) -> None:
+    shared = {**ENV, "WHO": "everyone", "KEEP": "kept"}
+    with make() as spawner:
+        for name in ("a", "b", "c"):
+            spawner.start(name, ["env"], cwd=str(tmp_path), env=shared, extra={"WHO": name})
+        done = finish(spawner, 3)
+    for name in ("a", "b", "c"):
+        lines = bytes(done[name].out).decode().splitlines()
+        assert [line for line in lines if line.startswith("WHO=")] == [f"WHO={name}"]
+        assert "KEEP=kept" in lines and "PATH=/usr/bin:/bin" in lines
+
+
 def test_stdin_is_empty_and_ignored_signals_are_reset(
     tmp_path: Path, make: Callable[[], Spawner]
 ) -> None:

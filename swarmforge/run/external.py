@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
 def poll(orch: Orchestrator) -> None:
     """Complete every started background or role task that has ended."""
+    if not orch.outside:
+        return
     from swarmforge.swarm.procs import is_alive
 
-    for flight in list(orch.flights.values()):
+    for flight in list(orch.outside.values()):
         if not flight.launched:
             continue
         if flight.kind == "background":

@@ -34,6 +34,7 @@ from swarmforge.run.spec import RunSpec, run_id
 from swarmforge.run.summary import summary
 
 POLL = 0.05
+TASK_VAR = "SWARMFORGE_TASK"
 CHECKPOINT_EVERY = 1000
 Progress = Callable[[str], None]
 
@@ -64,6 +65,7 @@ class Orchestrator:
         self.lock = threading.Lock()
         self.done: queues.Queue[tuple[Flight, worker.Outcome | BaseException]] = queues.Queue()
         self.flights: dict[str, Flight] = {}
+        self.outside: dict[str, Flight] = {}  # the background and role ones among them
         self.levels: list[Level] = []
         self.children: dict[str, Level] = {}
         self.since_checkpoint = 0
@@ -210,31 +212,38 @@ class Orchestrator:
         elif task.role:
             name = roletask.handoff_name(task.role, self.journal.next_seq + len(self.pending))
             self.state(level, task_id, "running", reason=f"handoff:{name}")
-            self.flights[task_id] = Flight(level, task_id, "role", handoff=name, role=task.role)
+            self.fly(Flight(level, task_id, "role", handoff=name, role=task.role))
         else:
             self.state(level, task_id, "running")
-            kind = "background" if task.background else "pool"
-            self.flights[task_id] = Flight(level, task_id, kind)
+            self.fly(Flight(level, task_id, "background" if task.background else "pool"))
+
+    def fly(self, flight: Flight) -> None:
+        """Wait for the end of a claimed task."""
+        self.flights[flight.task_id] = flight
+        if flight.kind in ("background", "role"):
+            self.outside[flight.task_id] = flight
 
     def launch(self, flight: Flight) -> None:
         """Start what runs a claimed task."""
         task = flight.level.tasks[flight.task_id]
         flight.launched = True
-        env = {**self.env, "SWARMFORGE_TASK": task.id}
         if flight.kind == "role" and task.role and flight.handoff:
             entry = roletask.role_entry(self.root, task.role, task.id)
             roletask.deliver(
                 entry, flight.handoff, self.run_id, task.id, self.text(task), self.root
             )
         elif flight.kind == "background" and task.command:
+            env = {**self.env, TASK_VAR: task.id}
             flight.pid = worker.start_background(
                 task.id, task.command, cwd=self.root, env=env, reports=self.reports
             )
             self.state(flight.level, task.id, "running", pid=flight.pid)
         elif flight.kind == "pool" and task.command and not task.isolate:
-            self.spawner.start(flight, task.command, cwd=self.root, env=env)
+            self.spawner.start(
+                flight, task.command, cwd=self.root, env=self.env, extra={TASK_VAR: task.id}
+            )
         elif flight.kind == "pool":
-            future = self.pool.submit(self._isolated, task, env)
+            future = self.pool.submit(self._isolated, task, {**self.env, TASK_VAR: task.id})
             future.add_done_callback(lambda f: self._report(flight, f.exception() or f.result()))
 
     def _report(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
@@ -249,6 +258,8 @@ class Orchestrator:
 
     def _release(self) -> None:
         """Start the held tasks whose journal records are durable by now."""
+        if not self.held:
+            return
         durable = self.committer.durable
         ready = [flight for seq, flight in self.held if seq <= durable]
         self.held = [(seq, flight) for seq, flight in self.held if seq > durable]
@@ -300,6 +311,7 @@ class Orchestrator:
         ok = status == "done"
         flight.level.finish(flight.task_id, ok)
         self.flights.pop(flight.task_id, None)
+        self.outside.pop(flight.task_id, None)
         self.progress(f"{flight.task_id}: {'done' if ok else 'failed'}")
 
     def _finish_leads(self) -> None:
@@ -334,8 +346,12 @@ class Orchestrator:
             written = self.journal.written_seq
             for task_id in claimed:
                 flight = self.flights.get(task_id)
-                if flight is not None:
-                    self.held.append((written if self._must_wait(flight) else 0, flight))
+                if flight is None:
+                    continue  # a lead: its subtasks are claimed next turn
+                if self._must_wait(flight):
+                    self.held.append((written, flight))
+                else:
+                    self.launch(flight)
             self._release()
             if self.held:
                 self.committer.kick(urgent=True)  # they wait for the disk, so skip the pause
@@ -343,11 +359,8 @@ class Orchestrator:
                 break
             for child in self.spawner.wait(POLL):
                 self.complete(*self._ended(child))
-            try:
-                while True:
-                    self.complete(*self.done.get_nowait())
-            except queues.Empty:
-                pass
+            while not self.done.empty():  # this thread is the only one that takes
+                self.complete(*self.done.get_nowait())
             external.poll(self)
 
     def run(self) -> dict[str, object]:

@@ -17,6 +17,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from swarmforge.run import quick
+
 # glibc's flag values (bits/spawn.h); musl uses the same ones.
 _SETSIGDEF = 0x04
 # Opaque structures: generous buffers, larger than any libc's definition of them.
@@ -39,14 +41,18 @@ def _load() -> ctypes.CDLL | None:
 
 
 _libc = _load()
+# The same functions called without releasing the interpreter lock: building file
+# actions only fills memory, and a release and re-take per call costs two thread
+# switches whenever another thread waits for the lock (see `quick`).
+_held = quick.LIBC if _libc is not None else None
 # glibc 2.34 and later; without it only this process's own descriptors are sure to be
 # close-on-exec (Python makes every one it opens so).
-_closefrom = getattr(_libc, "posix_spawn_file_actions_addclosefrom_np", None)
+_closefrom = getattr(_held, "posix_spawn_file_actions_addclosefrom_np", None)
 
 
 def available() -> bool:
     """True if `spawn` can be used here."""
-    return _libc is not None
+    return _libc is not None and _held is not None
 
 
 def _check(err: int, what: str) -> None:
@@ -74,30 +80,31 @@ _attributes: _Attributes | None = None
 def spawn(
     path: str,
     argv: Sequence[str],
-    env: Sequence[bytes],
+    env: Sequence[bytes] | ctypes.Array[ctypes.c_char_p],
     *,
     cwd: str,
     stdio: tuple[int, int, int],
 ) -> int:
-    """Start `path` with `argv` and `env` (`KEY=value` entries) in `cwd`, its stdin, stdout
-    and stderr dup'ed from `stdio`; the child's pid. OSError if it cannot be started."""
+    """Start `path` with `argv` and `env` (`KEY=value` entries, or an `environ` array) in
+    `cwd`, its stdin, stdout and stderr dup'ed from `stdio`; the child's pid. OSError if it
+    cannot be started."""
     global _attributes
-    libc = _libc
-    assert libc is not None, "posixspawn.spawn() without available()"
+    libc, held = _libc, _held
+    assert libc is not None and held is not None, "posixspawn.spawn() without available()"
     if _attributes is None:
         _attributes = _Attributes(libc)  # read-only once made: shared by every thread
     actions = ctypes.create_string_buffer(_ACTIONS)
-    _check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init")
+    _check(held.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init")
     try:
         for target, fd in enumerate(stdio):
-            _check(libc.posix_spawn_file_actions_adddup2(actions, fd, target), "adddup2")
-        _check(libc.posix_spawn_file_actions_addchdir_np(actions, os.fsencode(cwd)), "addchdir")
+            _check(held.posix_spawn_file_actions_adddup2(actions, fd, target), "adddup2")
+        _check(held.posix_spawn_file_actions_addchdir_np(actions, os.fsencode(cwd)), "addchdir")
         if _closefrom is not None:
             # As subprocess's close_fds: nothing but stdin, stdout and stderr crosses exec,
             # not even a descriptor this process inherited without close-on-exec.
             _check(_closefrom(actions, 3), "addclosefrom")
         args = (ctypes.c_char_p * (len(argv) + 1))(*map(os.fsencode, argv), None)
-        envp = (ctypes.c_char_p * (len(env) + 1))(*env, None)
+        envp = env if isinstance(env, ctypes.Array) else environ(env)
         pid = ctypes.c_int()
         err = libc.posix_spawn(
             ctypes.byref(pid), os.fsencode(path), actions, _attributes.buffer, args, envp
@@ -106,7 +113,14 @@ def spawn(
             raise OSError(err, os.strerror(err), path)
         return pid.value
     finally:
-        libc.posix_spawn_file_actions_destroy(actions)
+        held.posix_spawn_file_actions_destroy(actions)
+
+
+def environ(entries: Sequence[bytes], slots: int = 0) -> ctypes.Array[ctypes.c_char_p]:
+    """`entries` as the NULL-terminated array `spawn` passes, with `slots` empty places
+    before the NULL for entries set later. Filling one costs a microsecond per entry: an
+    environment many children share is worth making once."""
+    return (ctypes.c_char_p * (len(entries) + slots + 1))(*entries)
 
 
 def entry(key: str, value: str) -> bytes:

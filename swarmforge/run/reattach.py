@@ -49,7 +49,7 @@ def background(orch: Orchestrator, level: Level, task_id: str) -> bool:
     flight = Flight(
         level, task_id, "background", pid=pid if isinstance(pid, int) else None, launched=True
     )
-    orch.flights[task_id] = flight
+    orch.fly(flight)
     if outcome is not None:
         orch.done.put((flight, outcome))
     orch.progress(f"re-attached background task {task_id}")
@@ -66,7 +66,5 @@ def role(orch: Orchestrator, level: Level, task: Task) -> bool:
     if roletask.where(entry, name) is None:
         roletask.deliver(entry, name, orch.run_id, task.id, orch.text(task), orch.root)
     level.start(task.id)
-    orch.flights[task.id] = Flight(
-        level, task.id, "role", handoff=name, role=task.role, launched=True
-    )
+    orch.fly(Flight(level, task.id, "role", handoff=name, role=task.role, launched=True))
     return True

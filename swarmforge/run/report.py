@@ -134,12 +134,25 @@ def _json(payload: Mapping[str, object]) -> str:
         return "{}"
     if not all(isinstance(key, str) for key in payload):
         raise TypeError("report fields must be named by strings")
-    fields = (f"  {_dumps(key)}: {_dumps(value)}" for key, value in payload.items())
+    fields = (f"  {_string(key)}: {_value(value)}" for key, value in payload.items())
     return "{\n" + ",\n".join(fields) + "\n}"
 
 
 # One encoder for every field: json.dumps with options builds a new one per call.
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
+_string = json.encoder.encode_basestring
+_SCALARS = {True: "true", False: "false", None: "null"}
+
+
+def _value(value: object) -> str:
+    """`_dumps(value)`, with the encoder's own set-up skipped for what a report holds most."""
+    if isinstance(value, str) and type(value) is str:
+        return _string(value)
+    if isinstance(value, int) and type(value) is int:
+        return int.__repr__(value)  # as json does
+    if value is None or isinstance(value, bool):
+        return _SCALARS[value]
+    return _dumps(value)
 
 
 def _tail(stream: bytes) -> str:

@@ -17,6 +17,7 @@ environment it is given.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import queue
@@ -25,14 +26,14 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 
-from swarmforge.run import posixspawn
+from swarmforge.run import posixspawn, quick
 from swarmforge.run.report import TAIL
 
 SPAWNERS = 2
 _WAKE, _OUT, _ERR, _EXIT = 0, 1, 2, 3
-Request = tuple[Hashable, list[str], str, dict[str, str]]
+Request = tuple[Hashable, list[str], str, Mapping[str, str], Mapping[str, str]]
 
 
 class Child:
@@ -57,6 +58,31 @@ class Child:
         return self.code is not None and self.fds == [-1, -1]
 
 
+class _Environ:
+    """One spawning thread's encoding of the environment its commands share, with a
+    place for each entry that differs from one command to the next (`extra`)."""
+
+    def __init__(self) -> None:
+        self._env: Mapping[str, str] | None = None
+        self._names: tuple[str, ...] = ()
+        self._shared = 0
+        self._array = posixspawn.environ([])
+
+    def array(
+        self, env: Mapping[str, str], extra: Mapping[str, str]
+    ) -> ctypes.Array[ctypes.c_char_p]:
+        """`env` and then `extra` as the array `posixspawn.spawn` takes (valid until the
+        next call: a thread starts one command at a time)."""
+        names = tuple(extra)
+        if env is not self._env or names != self._names:
+            shared = [posixspawn.entry(k, v) for k, v in env.items() if k not in extra]
+            self._array = posixspawn.environ(shared, len(names))
+            self._env, self._names, self._shared = env, names, len(shared)
+        for slot, item in enumerate(extra.items(), self._shared):
+            self._array[slot] = posixspawn.entry(*item)
+        return self._array
+
+
 class Spawner:
     """Starts commands and reports each one once it has exited and its output is read."""
 
@@ -72,7 +98,6 @@ class Spawner:
         self._watch(self._wake_r, None, _WAKE)
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         self._found: dict[tuple[str, str], str] = {}
-        self._entries: dict[tuple[str, str], bytes] = {}
         self._requests: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
         self._failed: queue.SimpleQueue[Child] = queue.SimpleQueue()
         self.children: dict[int, Child] = {}
@@ -96,26 +121,39 @@ class Spawner:
         except BlockingIOError:
             pass  # the pipe is full of wake-ups already
 
-    def start(self, key: Hashable, argv: list[str], *, cwd: str, env: dict[str, str]) -> None:
-        """Have `argv` (no shell) started in `cwd`; `wait` reports how it ends, or that it
-        could not be started."""
-        self._requests.put((key, argv, cwd, env))
+    def start(
+        self,
+        key: Hashable,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        """Have `argv` (no shell) started in `cwd` with `env` and `extra` (which wins where
+        both have a name); `wait` reports how it ends, or that it could not be started.
+
+        `env` is meant to be the one environment many commands share: it is encoded
+        once for as long as the same mapping keeps coming, and must not change meanwhile.
+        """
+        self._requests.put((key, argv, cwd, env, extra or {}))
 
     def _watch(self, fd: int, child: Child | None, what: int) -> None:
         self._watched[fd] = (child, what)
-        self._epoll.register(fd, select.EPOLLIN)
+        quick.watch(self._epoll, fd, select.EPOLLIN)
 
     def _unwatch(self, fd: int) -> None:
-        self._epoll.unregister(fd)
+        quick.unwatch(self._epoll, fd)
         del self._watched[fd]
-        os.close(fd)
+        quick.close(fd)
 
     # -- the spawning threads -----------------------------------------------------------------
 
     def _serve(self) -> None:
+        environ = _Environ()
         while (request := self._requests.get()) is not None:
             try:
-                child = self._start(*request)
+                child = self._start(environ, *request)
             except Exception as exc:  # a thread that died here would strand its task for good
                 failed = Child(request[0], -1, [-1, -1])
                 failed.error = exc if isinstance(exc, OSError) else OSError(errno.EIO, repr(exc))
@@ -126,58 +164,65 @@ class Spawner:
             for which, fd in enumerate(child.fds):
                 self._watch(fd, child, _OUT + which)
 
-    def _start(self, key: Hashable, argv: list[str], cwd: str, env: dict[str, str]) -> Child:
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    def _start(
+        self,
+        environ: _Environ,
+        key: Hashable,
+        argv: list[str],
+        cwd: str,
+        env: Mapping[str, str],
+        extra: Mapping[str, str],
+    ) -> Child:
+        out_r, out_w = quick.pipe()
         try:
-            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+            err_r, err_w = quick.pipe()
         except OSError:
-            os.close(out_r)
-            os.close(out_w)
+            quick.close(out_r)
+            quick.close(out_w)
             raise  # out of descriptors: reported as this command's failure to start
         try:
             if self._native:
                 stdio = (self._devnull, out_w, err_w)
-                return Child(key, self._posix_spawn(argv, cwd, env, stdio), [out_r, err_r])
+                envp = environ.array(env, extra)
+                path = extra.get("PATH", env.get("PATH", os.defpath))
+                return Child(key, self._posix_spawn(argv, cwd, path, envp, stdio), [out_r, err_r])
             proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=self._devnull, stdout=out_w, stderr=err_w
+                argv,
+                cwd=cwd,
+                env={**env, **extra},
+                stdin=self._devnull,
+                stdout=out_w,
+                stderr=err_w,
             )
             child = Child(key, proc.pid, [out_r, err_r])
             child.proc = proc
             return child
         except BaseException:
-            os.close(out_r)
-            os.close(err_r)
+            quick.close(out_r)
+            quick.close(err_r)
             raise  # reported by the spawning thread as this command's failure to start
         finally:
-            os.close(out_w)
-            os.close(err_w)
-
-    def _environ(self, env: dict[str, str]) -> list[bytes]:
-        """`env` as `KEY=value` entries; each distinct entry is encoded once, as the tasks of
-        a run share all of theirs but one or two."""
-        entries = []
-        for item in env.items():
-            entry = self._entries.get(item)
-            if entry is None:
-                entry = self._entries[item] = posixspawn.entry(*item)
-            entries.append(entry)
-        return entries
+            quick.close(out_w)
+            quick.close(err_w)
 
     def _posix_spawn(
-        self, argv: list[str], cwd: str, env: dict[str, str], stdio: tuple[int, int, int]
+        self,
+        argv: list[str],
+        cwd: str,
+        path: str,
+        envp: ctypes.Array[ctypes.c_char_p],
+        stdio: tuple[int, int, int],
     ) -> int:
-        path = env.get("PATH", os.defpath)
-        entries = self._environ(env)
         try:
             return posixspawn.spawn(
-                self._executable(argv[0], path), argv, entries, cwd=cwd, stdio=stdio
+                self._executable(argv[0], path), argv, envp, cwd=cwd, stdio=stdio
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError):
             if self._found.pop((argv[0], path), None) is None:
                 raise
             # What the run found on its PATH is gone or changed: look it up again.
             return posixspawn.spawn(
-                self._executable(argv[0], path), argv, entries, cwd=cwd, stdio=stdio
+                self._executable(argv[0], path), argv, envp, cwd=cwd, stdio=stdio
             )
 
     def _executable(self, name: str, path: str) -> str:
