@@ -6,12 +6,16 @@
 
     .venv/bin/python bench/run.py [--tasks 1000] [--reps 9] [--dir DIR] [--json]
 
-Where the projects are made matters on ext4 without a journal (as here): it does
-not reuse an inode within minutes of its deletion, and scans past every such
-inode when it allocates one, so after a test suite or a benchmark has removed
-thousands of files in the temporary directory, creating each report there costs
-several times more. `--dir` puts the projects elsewhere (on a directory nothing
-has churned lately); the path is printed with the figures.
+Every task leaves a report file, and xargs writes none, so what a file costs to
+make where the projects are counts. The figures come with that cost, measured
+first in the same directory (`report_file_us`: create, write and rename one
+report, in CPU time). It is 15-30 us on tmpfs or on a quiet ext4, but ext4
+without a journal (as on some VMs) will not reuse an inode within minutes of its
+deletion and scans past every such inode on each allocation: after a test
+suite or an earlier benchmark removed thousands of files nearby, it costs ten
+times more, and the ratio shows the file system rather than the orchestrator.
+The benchmark then says so; `--dir` puts the projects elsewhere (tmpfs, for
+example, to see the orchestrator alone).
 
 The resume budget (100,000 events in <= 2 s) is measured by bench/resume.py.
 """
@@ -63,6 +67,23 @@ def xargs_true(tasks: int) -> float:
     return time.perf_counter() - start
 
 
+SLOW_FILES_US = 100  # above this, file creation dominates: say so
+
+
+def report_file_cost(where: Path, files: int = 300) -> float:
+    """CPU microseconds to create, write and rename one report-sized file in `where`."""
+    where.mkdir()
+    body = b"x" * 400
+    start = time.thread_time()
+    for i in range(files):
+        staged = where / f"t{i}.report.md"
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, body)
+        os.close(fd)
+        os.replace(staged, where / f"t{i}.complete.md")
+    return (time.thread_time() - start) / files * 1e6
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=1000)
@@ -72,6 +93,7 @@ def main() -> int:
     args = parser.parse_args()
     mine, base = [], []
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        cost = report_file_cost(Path(tmp) / "probe")
         for rep in range(args.reps):
             root = Path(tmp) / f"p{rep}"
             root.mkdir()
@@ -88,6 +110,7 @@ def main() -> int:
         "xargs_s": round(statistics.median(base), 3),
         "ratio": round(statistics.median(ratios), 2),
         "ratios": [round(r, 2) for r in ratios],
+        "report_file_us": round(cost),
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -97,8 +120,15 @@ def main() -> int:
             f"{report['dir']}: orchestrator "
             f"median {report['orchestrator_s']} s, xargs -P8 median {report['xargs_s']} s; "
             f"median ratio {report['ratio']} (target <= 1.3; "
-            f"range {report['ratios'][0]}..{report['ratios'][-1]})"
+            f"range {report['ratios'][0]}..{report['ratios'][-1]}); "
+            f"a report file costs {report['report_file_us']} us there"
         )
+        if cost > SLOW_FILES_US:
+            print(
+                f"warning: making a file in {report['dir']} costs {cost:.0f} us of CPU "
+                "(15-30 us is usual): the ratio measures the file system more than the "
+                "orchestrator. See this script's docstring; --dir chooses another place."
+            )
     return 0
 
 

@@ -154,8 +154,11 @@ def read_events(path: str) -> tuple[list[Event], list[str]]:
 class Journal:
     """A run's journal opened for appending: the events so far, and a durable `append`."""
 
-    def __init__(self, path: str, events: list[Event], warnings: list[str], size: int) -> None:
+    def __init__(
+        self, path: str, events: list[Event], warnings: list[str], size: int, *, sole: bool
+    ) -> None:
         self.path = path
+        self.sole = sole
         self.events = events
         self.warnings = warnings
         self._size = size
@@ -169,14 +172,18 @@ class Journal:
             self._fd = -1
 
     @classmethod
-    def open(cls, run_dir: str) -> Journal:
-        """Read and validate the run's journal (creating it), cutting off a torn last line."""
+    def open(cls, run_dir: str, *, sole: bool = False) -> Journal:
+        """Read and validate the run's journal (creating it), cutting off a torn last line.
+
+        `sole`: the caller holds the run's lock, so no other process opens the journal
+        for appending, and appends skip the file lock that keeps them apart.
+        """
         if not os.path.isdir(run_dir):
             os.makedirs(run_dir)
             fsutil.fsync_dir(os.path.dirname(os.path.abspath(run_dir)))
         path = os.path.join(run_dir, EVENTS)
         events, warnings, size = load_for_append(path, EVENT, _in_sequence)
-        return cls(path, events, warnings, size)
+        return cls(path, events, warnings, size, sole=sole)
 
     @property
     def next_seq(self) -> int:
@@ -200,13 +207,12 @@ class Journal:
         see them at once and a killed process cannot lose them, but they are durable only
         after the next `sync` (a machine crash could cost them until then)."""
         events: list[Event] = []
+        now = utc_stamp()  # one write, one moment
         for kind, fields in records:
             if "seq" in fields or "ts" in fields:
                 raise ValueError("seq and ts are stamped by the journal")
             seq = self.next_seq + len(events)
-            events.append(
-                EVENT.validate_python({"seq": seq, "ts": utc_stamp(), "kind": kind, **fields})
-            )
+            events.append(EVENT.validate_python({"seq": seq, "ts": now, "kind": kind, **fields}))
         if not events:
             return events
         data = b"".join(e.model_dump_json().encode() + b"\n" for e in events)
@@ -215,7 +221,7 @@ class Journal:
             # as the fsync itself.
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
-            append_to(self._fd, self.path, data, self._size, durable=False)
+            append_to(self._fd, self.path, data, self._size, durable=False, sole=self.sole)
         except OSError as exc:
             raise SwarmforgeError(f"{self.path}: cannot append: {exc.strerror}") from exc
         self._size += len(data)
@@ -274,7 +280,7 @@ def read_checkpoint(run_dir: str) -> Checkpoint | None:
     return read_json_model(os.path.join(run_dir, CHECKPOINT), Checkpoint)
 
 
-def resume_states(run_dir: str) -> tuple[dict[str, str], Journal]:
+def resume_states(run_dir: str, *, sole: bool = False) -> tuple[dict[str, str], Journal]:
     """Every task's last journaled state, and the journal opened for appending.
 
     Starts from the most recent checkpoint (checkpoint.json, or the last checkpoint
@@ -283,7 +289,7 @@ def resume_states(run_dir: str) -> tuple[dict[str, str], Journal]:
     worker: only the caller knows which workers live on (background ones do), so
     demoting the orphans to `ready` is the caller's job.
     """
-    journal = Journal.open(run_dir)
+    journal = Journal.open(run_dir, sole=sole)
     return replay(run_dir, journal.events), journal
 
 

@@ -153,10 +153,14 @@ def append_line(path: str, line: bytes, size: int) -> None:
         os.close(fd)
 
 
-def append_to(fd: int, path: str, data: bytes, size: int, *, durable: bool = True) -> None:
+def append_to(
+    fd: int, path: str, data: bytes, size: int, *, durable: bool = True, sole: bool = False
+) -> None:
     """Append `data` (whole lines) through `fd`, open with O_APPEND on `path`; durable unless
-    told otherwise (then the caller fsyncs `fd` later)."""
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    told otherwise (then the caller fsyncs `fd` later). `sole`: the caller is the only
+    process that reads or writes the file through the lock (the lock is skipped)."""
+    if not sole:
+        fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         if os.fstat(fd).st_size != size:
             raise SwarmforgeError(
@@ -170,7 +174,8 @@ def append_to(fd: int, path: str, data: bytes, size: int, *, durable: bool = Tru
         if durable:
             os.fsync(fd)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        if not sole:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 # -- the park ledgers --------------------------------------------------------------------------

@@ -368,7 +368,7 @@ class Orchestrator:
         self.preflight()
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
-            self.resumed, self.journal = jr.resume_states(self.dir)
+            self.resumed, self.journal = jr.resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
             self.reported = report.reported_tasks(self.reports)
