@@ -256,6 +256,11 @@ class Orchestrator:
         task = flight.level.tasks[flight.task_id]
         return flight.kind != "pool" or task.isolate or bool(task.dependsOn)
 
+    def _durable(self) -> None:
+        """The journal reached the disk a little further (from the committer's thread)."""
+        if self.held:
+            self.spawner.wake()  # one may start now; else the loop need not wake for this
+
     def _release(self) -> None:
         """Start the held tasks whose journal records are durable by now."""
         if not self.held:
@@ -375,7 +380,7 @@ class Orchestrator:
             try:
                 with (
                     Spawner() as self.spawner,
-                    Committer(self.journal, self.spawner.wake) as self.committer,
+                    Committer(self.journal, self._durable) as self.committer,
                 ):
                     return self._run()
             finally:
