@@ -24,11 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
-from swarmforge.run import external, ledger, reattach, report, roletask, worker
+from swarmforge.run import external, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
-from swarmforge.run.park import park_reason
 from swarmforge.run.spawner import Child, Spawner
 from swarmforge.run.spec import RunSpec, run_id
 from swarmforge.run.summary import summary
@@ -146,20 +145,6 @@ class Orchestrator:
 
     # -- levels and resume --------------------------------------------------------------------
 
-    def _parked(self, tasks: Sequence[Task]) -> set[str]:
-        approved = ledger.approved(self.dir)
-        known = ledger.parked(self.dir)
-        parked = set()
-        for task in tasks:
-            reason = park_reason(task)
-            if reason is None or task.id in approved:
-                continue
-            parked.add(task.id)
-            if task.id not in known:
-                ledger.park(self.dir, task.id, reason)
-                self.record("task-parked", id=task.id, reason=reason)
-        return parked
-
     def level(self, tasks: Sequence[Task], depth: int, parent: str | None) -> Level:
         """Make a level, journal its tasks once, and bring it up to date with the journal."""
         level = Level(
@@ -168,7 +153,7 @@ class Orchestrator:
             limit=self.limit,
             ramp=self.spec.ramp,
             parent=parent,
-            parked=self._parked(tasks),
+            parked=parking.parked(self, tasks),
         )
         for task in tasks:
             if not self.journal.was_enqueued(task.id):
@@ -179,21 +164,9 @@ class Orchestrator:
         if known:
             level.queue.restore(known)
         self.levels.append(level)
-        self._decisions(level)
+        parking.decide(self, level)
         reattach.orphans(self, level)
         return level
-
-    def _decisions(self, level: Level) -> None:
-        approved, rejected = ledger.approved(self.dir), ledger.rejected(self.dir)
-        for task_id in level.tasks:
-            if level.queue.status(task_id) != "parked":
-                continue
-            if task_id in rejected:
-                level.queue.reject(task_id)
-                self.state(level, task_id, "failed", reason="rejected")
-            elif task_id in approved:
-                level.queue.approve(task_id)
-                self.state(level, task_id, level.queue.status(task_id), reason="approved")
 
     # -- dispatch -----------------------------------------------------------------------------
 

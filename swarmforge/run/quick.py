@@ -43,7 +43,7 @@ def _load() -> ctypes.PyDLL | None:
 
 
 # Also what posixspawn builds its file actions with.
-LIBC = _libc = _load()
+LIBC = _load()
 
 
 def _fail(what: str) -> OSError:
@@ -53,35 +53,35 @@ def _fail(what: str) -> OSError:
 
 def pipe() -> tuple[int, int]:
     """A pipe whose ends are close-on-exec: (read end, write end)."""
-    if _libc is None:
+    if LIBC is None:
         return os.pipe2(os.O_CLOEXEC)
     fds = (ctypes.c_int * 2)()
-    if _libc.pipe2(fds, os.O_CLOEXEC) != 0:
+    if LIBC.pipe2(fds, os.O_CLOEXEC) != 0:
         raise _fail("pipe2")
     return fds[0], fds[1]
 
 
 def close(fd: int) -> None:
     """Close `fd`."""
-    if _libc is None:
+    if LIBC is None:
         os.close(fd)
-    elif _libc.close(fd) != 0:
+    elif LIBC.close(fd) != 0:
         raise _fail("close")
 
 
 def watch(epoll: select.epoll, fd: int, events: int) -> None:
     """Add `fd` to `epoll` for `events`."""
-    if _libc is None:
+    if LIBC is None:
         epoll.register(fd, events)
         return
     event = _EpollEvent(events, fd, 0)
-    if _libc.epoll_ctl(epoll.fileno(), _EPOLL_CTL_ADD, fd, ctypes.byref(event)) != 0:
+    if LIBC.epoll_ctl(epoll.fileno(), _EPOLL_CTL_ADD, fd, ctypes.byref(event)) != 0:
         raise _fail("epoll_ctl")
 
 
 def unwatch(epoll: select.epoll, fd: int) -> None:
     """Remove `fd` from `epoll`."""
-    if _libc is None:
+    if LIBC is None:
         epoll.unregister(fd)
-    elif _libc.epoll_ctl(epoll.fileno(), _EPOLL_CTL_DEL, fd, None) != 0:
+    elif LIBC.epoll_ctl(epoll.fileno(), _EPOLL_CTL_DEL, fd, None) != 0:
         raise _fail("epoll_ctl")

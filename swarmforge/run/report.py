@@ -148,12 +148,12 @@ _SCALARS = {True: "true", False: "false", None: "null"}
 
 def _value(value: object) -> str:
     """`_dumps(value)`, with the encoder's own set-up skipped for what a report holds most."""
-    if isinstance(value, str) and type(value) is str:
-        return _string(value)
-    if isinstance(value, int) and type(value) is int:
-        return int.__repr__(value)  # as json does
     if value is None or isinstance(value, bool):
         return _SCALARS[value]
+    if type(value) is str:
+        return _string(value)
+    if type(value) is int:
+        return int.__repr__(value)  # as json does
     return _dumps(value)
 
 
