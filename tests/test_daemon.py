@@ -134,6 +134,7 @@ def outbox_names(swarm: Project) -> set[str]:
     return {n for n in swarm.names("coder", Box.OUTBOX) if n.endswith(".handoff")}
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_never_loses_doubles_or_shows_a_partial_copy(
     swarm: Project,
 ) -> None:

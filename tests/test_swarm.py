@@ -144,6 +144,7 @@ def test_a_failing_exec_command_is_retried_then_completed_as_failed(repo: Path) 
     nothing_left(repo)
 
 
+@pytest.mark.slow
 def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: Path) -> None:
     make_swarm(repo, CHAIN, {"relay.sh": RELAY})
     rng = random.Random(7)

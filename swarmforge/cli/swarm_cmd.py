@@ -73,10 +73,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     port = sub.add_parser("port", help="print the deterministic port of a branch")
     port.add_argument("branch")
     port.set_defaults(handler=_port)
-    for name, handler in (("role-loop", _role_loop), ("supervise", _supervise)):
+    for name, handler in (("role-loop", _role_loop), ("supervise", _supervise), ("pane", _pane)):
         hidden = sub.add_parser(name)  # started by `up`, not by people
         _project_arg(hidden, json_flag=False)
-        if name == "role-loop":
+        if name != "supervise":
             hidden.add_argument("role")
         hidden.set_defaults(handler=handler)
 
@@ -89,8 +89,15 @@ def _root(ns: argparse.Namespace) -> str:
 
 def _up_root(ns: argparse.Namespace) -> str:
     """`up` may run before roles.tsv exists: look for swarmforge/swarmforge.conf instead."""
-    if ns.project:
-        return _root(ns)
+    return config_root(ns.project)
+
+
+def config_root(option: str | None) -> str:
+    """`--project DIR`, else the nearest directory at or above this one with a swarmforge.conf."""
+    if option:
+        from swarmforge.cli.parser import project_root
+
+        return project_root(option)
     here = os.getcwd()
     while True:
         if os.path.isfile(os.path.join(here, "swarmforge", "swarmforge.conf")):
@@ -177,11 +184,34 @@ def _status(ns: argparse.Namespace) -> int:
             f"queued {role['queued']:3d}  {doing}  dirty {role['dirty_files']}  "
             f"failed {role['failed_items']}  {role['branch']}"
         )
+        for line in _process_lines(role["process"]):
+            print(f"    {line}")
     if state.get("tmux_socket"):
         print(f"  watch a role: tmux -L {state['tmux_socket']} attach -t swarmforge-<role>")
     for ref in state["rescues"]:  # type: ignore[attr-defined]
         print(f"  rescued work: {ref}")
     return EXIT_OK
+
+
+def _process_lines(process: dict[str, object]) -> list[str]:
+    """What status says of a role process that exited: code, when, restart, last lines."""
+    if process.get("state") != "exited":
+        if process.get("exit_code") is None:
+            return []
+        return [
+            f"restarted {process.get('restarts')} time(s); last exit "
+            f"{process.get('exit_code')} at {process.get('exited_at')}"
+        ]
+    restart = process.get("restart_at")
+    lines = [
+        f"exited {process.get('exit_code')} at {process.get('exited_at')}"
+        + (f", restarting at {restart}" if restart else ", not restarted")
+        + f" (restarts so far: {process.get('restarts')})"
+    ]
+    last = process.get("last_lines")
+    if isinstance(last, list) and last:
+        lines += ["last lines:", *(f"  | {line}" for line in last[-5:])]
+    return lines
 
 
 def _gc(ns: argparse.Namespace) -> int:
@@ -211,6 +241,12 @@ def _supervise(ns: argparse.Namespace) -> int:
 
     runner.serve(_root(ns))
     return EXIT_OK
+
+
+def _pane(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm import pane
+
+    return pane.serve(_root(ns), ns.role)
 
 
 def _role_loop(ns: argparse.Namespace) -> int:

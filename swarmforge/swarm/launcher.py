@@ -21,6 +21,7 @@ from swarmforge.locks import is_held
 from swarmforge.swarm import layout, procs, roles, runner, runrecord, shims
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.runrecord import RunRecord
+from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.spec import SwarmConfig
 
 Progress = Callable[[str], None]
@@ -48,11 +49,18 @@ def up(
     *,
     stagger: float | None = None,
     inhibit_sleep: bool = False,
+    role_env: dict[str, dict[str, str]] | None = None,
     progress: Progress = _quiet,
 ) -> tuple[RunRecord, bool]:
-    """Start (or resume) the swarm of the project at `root`; (record, True if it already ran)."""
+    """Start (or resume) the swarm of the project at `root`; (record, True if it already ran).
+
+    `role_env` adds variables to the environment of named roles' processes (a
+    rehearsal points agents at its own homes and model this way). If starting
+    fails half-way, what was started is stopped again before the error is raised.
+    """
     root = os.path.realpath(root)
     config = load_config(root)
+    load_settings(root, config.names)  # a broken swarmforge.toml stops `up` before anything runs
     ensure_first_commit(root)
     record = runrecord.load(root)
     if record is not None and record.state == "running":
@@ -67,7 +75,7 @@ def up(
         raise SwarmforgeError(f"Unknown backend '{backend}': use tmux or headless.")
     run_id = record.run_id if record else layout.new_run_id()
     progress(f"{'resuming' if record else 'starting'} run {run_id}")
-    planned = layout.plan(root, config, run_id)
+    planned = layout.plan(root, config, run_id, role_env or {})
     layout.create_worktrees(root, planned)
     layout.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)
@@ -80,19 +88,44 @@ def up(
         state="running",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         roles=planned,
-        inhibitor_pid=_start_inhibitor(tag_env) if inhibit_sleep else None,
     )
     runrecord.save(root, record)
-    kind = "tmux" if backend == "tmux" else "none"
+    try:
+        _start(root, config, record, tag_env, stagger, inhibit_sleep, progress)
+    except BaseException as exc:
+        progress(f"starting failed ({_reason(exc)}): stopping what was started")
+        down(root)
+        raise
+    return runrecord.load(root) or record, False
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SwarmforgeError):
+        return exc.message
+    return type(exc).__name__
+
+
+def _start(
+    root: str,
+    config: SwarmConfig,
+    record: RunRecord,
+    tag_env: dict[str, str],
+    stagger: float | None,
+    inhibit_sleep: bool,
+    progress: Progress,
+) -> None:
+    if inhibit_sleep:
+        record.inhibitor_pid = _start_inhibitor(tag_env)
+        runrecord.save(root, record)
+    kind = "tmux" if record.backend == "tmux" else "none"
     pid, _ = handoffd.start(root, ["--notify", kind], env=tag_env)
     progress(f"delivery daemon running (pid {pid})")
-    if backend == "tmux":
+    if record.backend == "tmux":
         pause = STAGGER["tmux"] if stagger is None else stagger
         _start_tmux(root, config, record, pause, progress)
     else:
         # The runner records its own pid and its roles' pids in the run record.
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
-    return runrecord.load(root) or record, False
 
 
 def _start_tmux(
@@ -106,8 +139,12 @@ def _start_tmux(
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
         env = layout.role_vars(root, record.run_id, role)
-        argv = roles.command(root, config, role, layout.role_env(root, record.run_id, role))
-        specs.append(SessionSpec(role.session, role.path, argv, env))
+        # Checked here, so that a missing agent stops `up` before any session starts.
+        roles.command(root, config, role, layout.role_env(root, record.run_id, role))
+        argv = [sys.executable, "-m", "swarmforge", "pane", "--project", root, role.name]
+        # An exec role's loop keeps its own log; an agent's screen is the log.
+        log = None if role.exec_role else layout.log_file(root, role.name)
+        specs.append(SessionSpec(role.session, role.path, argv, env, log))
     for name in tmux.start_all(specs, stagger):
         progress(f"started tmux session {name}")
 

@@ -28,7 +28,9 @@ def main_branch(root: str) -> str:
     return ref.removeprefix("refs/heads/") if ref else "HEAD"
 
 
-def plan(root: str, config: SwarmConfig, run_id: str) -> list[RoleRecord]:
+def plan(
+    root: str, config: SwarmConfig, run_id: str, env: dict[str, dict[str, str]] | None = None
+) -> list[RoleRecord]:
     """Every role's worktree, branch and port, deterministically; nothing is created."""
     branches = {}
     for role in config.roles:
@@ -47,6 +49,7 @@ def plan(root: str, config: SwarmConfig, run_id: str) -> list[RoleRecord]:
             mode=role.mode,
             session=role.session_name,
             exec_role=role.is_exec,
+            env=(env or {}).get(role.name, {}),
         )
         for role in config.roles
     ]
@@ -83,13 +86,14 @@ def _display(spec: RoleSpec) -> str:
 
 def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
     """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
-    path = os.path.join(root, shims.BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+    path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
     return {
+        **role.env,
         **procs.tags(run_id, root),
         "SWARMFORGE_ROLE": role.name,
         "PORT": str(role.port),
         "SWARMFORGE_PORT": str(role.port),
-        "PATH": path,
+        "PATH": os.path.join(root, shims.BIN) + os.pathsep + path,
     }
 
 

@@ -1,8 +1,9 @@
 """The headless backend: one supervising process that keeps every role's process running.
 
 It is started detached by `up`, holds `.swarmforge/runner.lock` for its life,
-restarts a role process that exits (with a growing pause), and on SIGTERM ends
-every role's whole process tree before it exits. If it is killed with SIGKILL,
+records each role process's start and exit for `status`, restarts one that
+failed as the role's `restart` setting says (with a growing pause), and on
+SIGTERM ends every role's whole process tree before it exits. If it is killed with SIGKILL,
 its roles' processes carry the run's tag, so `gc` or the next `up` finds them.
 """
 
@@ -19,23 +20,26 @@ from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.daemon import Waker
 from swarmforge.locks import FileLock
-from swarmforge.swarm import layout, procs, roles, runrecord
+from swarmforge.swarm import layout, lifecycle, procs, roles, runrecord
 from swarmforge.swarm.config import load_config
+from swarmforge.swarm.settings import Restart, load_settings
 
 PID = os.path.join(".swarmforge", "runner.pid")
 LOCK = os.path.join(".swarmforge", "runner.lock")
 CHECK_SECONDS = 0.5
-MAX_BACKOFF = 30.0
 
 
 class Child:
     """One role's process and its restart schedule."""
 
-    def __init__(self, argv: list[str], cwd: str, env: dict[str, str], log: str) -> None:
-        self.argv, self.cwd, self.env, self.log = argv, cwd, env, log
+    def __init__(
+        self, argv: list[str], cwd: str, env: dict[str, str], log: str, policy: Restart
+    ) -> None:
+        self.argv, self.cwd, self.env, self.log, self.policy = argv, cwd, env, log, policy
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarts = 0
         self.next_start = 0.0
+        self.finished = False  # exited, and its policy says it stays so
 
     def start(self) -> int:
         """Start the process; its pid."""
@@ -51,6 +55,15 @@ class Child:
             )
         return self.proc.pid
 
+    def tail(self) -> list[str]:
+        """The last lines of the role's log."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
+                return f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return []
+
 
 def _logger(root: str) -> logging.Logger:
     log = logging.getLogger(f"runner:{root}")
@@ -62,18 +75,23 @@ def _logger(root: str) -> logging.Logger:
     return log
 
 
-def _children(root: str) -> dict[str, Child]:
+def _children(root: str) -> tuple[str, dict[str, Child]]:
     record = runrecord.load(root)
     if record is None:
         raise SwarmforgeError(f"No run to supervise in {root}: run `swarmforge up`.")
     config = load_config(root)
+    settings = load_settings(root, config.names)
     out = {}
     for role in record.roles:
         env = layout.role_env(root, record.run_id, role)
         out[role.name] = Child(
-            roles.command(root, config, role, env), role.path, env, layout.log_file(root, role.name)
+            roles.command(root, config, role, env),
+            role.path,
+            env,
+            layout.log_file(root, role.name),
+            settings.role(role.name).restart,
         )
-    return out
+    return record.run_id, out
 
 
 def _save_pids(root: str, children: dict[str, Child]) -> None:
@@ -90,7 +108,6 @@ def _save_pids(root: str, children: dict[str, Child]) -> None:
 def serve(root: str) -> None:
     """Supervise the run of the project at `root` until SIGTERM."""
     with FileLock(os.path.join(root, LOCK), what="the swarm runner"):
-        fsutil.atomic_write(os.path.join(root, PID), f"{os.getpid()}\n".encode())
         log = _logger(root)
         waker = Waker()
         stopping = []
@@ -101,13 +118,17 @@ def serve(root: str) -> None:
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
-        children = _children(root)
+        run_id, children = _children(root)
         try:
             for name, child in children.items():
-                log.info("starting %s: pid %d", name, child.start())
+                pid = child.start()
+                lifecycle.started(root, name, run_id, pid, 0)
+                log.info("starting %s: pid %d", name, pid)
             _save_pids(root, children)
+            # Last: `up` returns once it sees this file, and the run record is complete by then.
+            fsutil.atomic_write(os.path.join(root, PID), f"{os.getpid()}\n".encode())
             while not stopping:
-                if _restart_exited(children, log):
+                if _restart_exited(root, run_id, children, log):
                     _save_pids(root, children)
                 waker.wait(CHECK_SECONDS)
         finally:
@@ -118,22 +139,33 @@ def serve(root: str) -> None:
                 if child.proc is not None:
                     child.proc.poll()
             log.info("stopped %d role process(es)", len(ended))
-            os.unlink(os.path.join(root, PID))
+            if os.path.exists(os.path.join(root, PID)):
+                os.unlink(os.path.join(root, PID))
 
 
-def _restart_exited(children: dict[str, Child], log: logging.Logger) -> bool:
+def _restart_exited(
+    root: str, run_id: str, children: dict[str, Child], log: logging.Logger
+) -> bool:
     now = time.monotonic()
     changed = False
     for name, child in children.items():
-        if child.proc is None or child.proc.poll() is None:
+        if child.finished or child.proc is None or child.proc.poll() is None:
             continue
         if child.next_start == 0.0:
-            pause = min(MAX_BACKOFF, 2.0**child.restarts)
-            log.warning("%s exited %s; restarting in %.0f s", name, child.proc.returncode, pause)
+            code = lifecycle.exit_code(child.proc.returncode)
+            pause = lifecycle.restart_pause(child.policy, code, child.restarts)
+            lifecycle.exited(root, name, run_id, code, child.tail(), pause)
+            if pause is None:
+                log.warning("%s exited %s; not restarted (restart = %s)", name, code, child.policy)
+                child.finished = True
+                continue
+            log.warning("%s exited %s; restarting in %.0f s", name, code, pause)
             child.next_start = now + pause
         elif now >= child.next_start:
             child.restarts += 1
             child.next_start = 0.0
-            log.info("restarted %s: pid %d", name, child.start())
+            pid = child.start()
+            lifecycle.started(root, name, run_id, pid, child.restarts)
+            log.info("restarted %s: pid %d", name, pid)
             changed = True
     return changed

@@ -28,6 +28,7 @@ class RoleRecord(BaseModel):
     session: str
     exec_role: bool = False
     pid: int | None = None  # headless backend: the role's process
+    env: dict[str, str] = {}  # added to the environment of the role's processes
 
 
 class RunRecord(BaseModel):

@@ -1,8 +1,9 @@
 """Helper scripts for a run's agents, with this installation's interpreter written in.
 
 `up` writes them to `.swarmforge/bin/` and puts that directory first on every
-role's PATH, so agents find `swarm_handoff.sh`, `ready_for_next.sh`, ... by
-name whatever way swarmforge was installed, and no lookup runs per call.
+role's PATH, so agents find `swarm_handoff.sh`, `ready_for_next.sh`, ... and
+`swarmforge` itself by name whatever way swarmforge was installed, and no lookup
+runs per call.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ def write(root: str, python: str | None = None) -> str:
     """Write every helper script under `<root>/.swarmforge/bin/`; that directory."""
     directory = os.path.join(root, BIN)
     os.makedirs(directory, exist_ok=True)
-    for name, args in SCRIPTS.items():
+    python = python or sys.executable
+    scripts = {name: script_text(args, python) for name, args in SCRIPTS.items()}
+    command = " ".join(shlex.quote(a) for a in (python, "-I", "-m", "swarmforge"))
+    scripts["swarmforge"] = f'#!/bin/sh\n# Written by swarmforge up.\nexec {command} "$@"\n'
+    for name, text in scripts.items():
         path = os.path.join(directory, name)
-        text = script_text(args, python or sys.executable)
         fsutil.atomic_write(path, text.encode(), durable=False, mode=0o755)
     return directory

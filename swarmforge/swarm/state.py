@@ -12,7 +12,8 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import launcher, procs, runrecord
+from swarmforge.swarm import launcher, lifecycle, procs, runrecord
+from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 
 
@@ -65,13 +66,31 @@ def _dirty(path: str) -> int | None:
     return len(result.stdout.splitlines()) if result.ok else None
 
 
-def _alive(root: str, record: RunRecord, role: RoleRecord) -> bool:
+def _alive(root: str, record: RunRecord, role: RoleRecord, life: AgentLife | None) -> bool:
+    if life is not None and life.state == "exited":
+        return False
+    if life is not None and record.backend == "tmux":
+        return procs.is_alive(life.pid)
     if record.backend == "headless":
         return procs.is_alive(role.pid)
     from swarmforge.swarm.tmux import Tmux
 
     tmux = Tmux(project_socket(root))
     return procs.is_alive(tmux.pane_pid(role.session))
+
+
+def _process(life: AgentLife | None, alive: bool) -> dict[str, object]:
+    """The role's process as status shows it: running, exited (code, when, last lines), gone."""
+    if life is None:
+        return {"state": "running" if alive else "gone"}
+    state = "running" if alive else "exited" if life.state == "exited" else "gone"
+    shown: dict[str, object] = {"state": state, "pid": life.pid, "restarts": life.restarts}
+    shown["started_at"] = life.started_at
+    if life.exit_code is not None:
+        shown |= {"exit_code": life.exit_code, "exited_at": life.exited_at, "last_lines": life.tail}
+    if life.state == "exited":
+        shown["restart_at"] = life.restart_at
+    return shown
 
 
 def rescues(root: str) -> list[str]:
@@ -86,6 +105,8 @@ def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> d
     """Everything `status` shows about one role."""
     box = Mailbox(role.path)
     exists = os.path.isdir(role.path)
+    life = lifecycle.load(root, role.name, record.run_id)
+    alive = record.state == "running" and _alive(root, record, role, life)
     return {
         "role": role.name,
         "agent": role.agent,
@@ -94,7 +115,8 @@ def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> d
         "branch": role.branch,
         "port": role.port,
         "mode": role.mode,
-        "alive": record.state == "running" and _alive(root, record, role),
+        "alive": alive,
+        "process": _process(life, alive) if record.state == "running" else {"state": "stopped"},
         "queued": len(box.items(Box.NEW)),
         "current": _current(box, now),
         "dirty_files": _dirty(role.path) if exists else None,

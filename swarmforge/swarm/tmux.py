@@ -7,6 +7,7 @@ where tmux itself would reinterpret an argument are escaped here.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ class SessionSpec:
     cwd: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    log: str | None = None  # a file that keeps everything the pane shows
 
 
 def _arg(value: str) -> str:
@@ -146,7 +148,11 @@ class Tmux:
         # Chained in one call, so a user's global remain-on-exit never keeps a dead
         # agent's pane (and its session) around, even for an instant.
         keep = ["set-option", "-w", "-t", f"={spec.name}:", "remain-on-exit", "off"]
-        result = self._run(create, keep)
+        chain = [create, keep]
+        if spec.log is not None:
+            # In the same call, before the server reads the pane's first output.
+            chain.append(["pipe-pane", "-t", f"={spec.name}:", f"cat >> {shlex.quote(spec.log)}"])
+        result = self._run(*chain)
         if result.ok:
             return True
         if self.has_session(spec.name):
@@ -162,6 +168,13 @@ class Tmux:
         result = self._run(["display-message", "-p", "-t", target, "#{pane_pid}"])
         text = result.stdout.decode(errors="replace").strip()
         return int(text) if result.ok and text.isdigit() else None
+
+    def capture(self, target: str, lines: int = 60) -> list[str]:
+        """The last `lines` lines a pane (`target`: a session `=name:` or a pane id) shows."""
+        result = self._run(["capture-pane", "-p", "-J", "-S", f"-{lines}", "-t", target])
+        if not result.ok:
+            raise self._error(f"read pane {target}", result)
+        return result.stdout.decode(errors="replace").splitlines()
 
     def send_line(self, name: str, text: str) -> None:
         """Type `text` literally into the session's active pane, then press Enter."""

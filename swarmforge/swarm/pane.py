@@ -1,0 +1,97 @@
+"""What runs in a role's tmux pane: the role's agent, supervised.
+
+tmux hands a pane the PATH of whichever client created its session and ignores
+`new-session -e PATH=...`, and a user's shell start-up files may change more.
+So a pane runs this supervisor rather than the agent itself: it starts the agent
+with the role's whole environment (the helpers first on PATH, the run's tags,
+the port), records each start and exit for `status` (exit code, time and the
+pane's last lines), and restarts an agent that failed, as the role's `restart`
+setting says, with growing pauses.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from types import FrameType
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.handoff.daemon import Waker
+from swarmforge.handoff.notify import project_socket
+from swarmforge.swarm import layout, lifecycle, roles, runrecord
+from swarmforge.swarm.config import load_config
+from swarmforge.swarm.settings import load_settings
+from swarmforge.swarm.tmux import Tmux
+
+STOP_GRACE = 5.0
+
+
+def _screen_tail(root: str) -> list[str]:
+    pane = os.environ.get("TMUX_PANE")
+    if not pane:
+        return []
+    try:
+        return Tmux(project_socket(root)).capture(pane)
+    except (SwarmforgeError, OSError):
+        return []
+
+
+class Supervisor:
+    """Keeps one role's agent running in the current terminal."""
+
+    def __init__(self, root: str, name: str) -> None:
+        record = runrecord.load(root)
+        role = record.role(name) if record else None
+        if record is None or role is None:
+            raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
+        config = load_config(root)
+        self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
+        self.env = layout.role_env(root, record.run_id, role)
+        self.argv = roles.command(root, config, role, self.env)
+        self.policy = load_settings(root, config.names).role(name).restart
+        self.child: subprocess.Popen[bytes] | None = None
+        self.stopping = False
+        self.waker = Waker()
+
+    def stop(self, signum: int, frame: FrameType | None) -> None:
+        """Pass a stop on to the agent and do not restart it (a signal handler)."""
+        self.stopping = True
+        self.waker.set()
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+
+    def serve(self) -> int:
+        """Run the agent until it ends for good; its exit code."""
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self.stop)
+        # Ctrl-C in the pane is for the agent; a handler (not SIG_IGN) is reset by exec.
+        signal.signal(signal.SIGINT, lambda signum, frame: None)
+        restarts = 0
+        while True:
+            # The agent shares the pane's terminal and process group, as if typed there.
+            self.child = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env)
+            lifecycle.started(self.root, self.name, self.run_id, self.child.pid, restarts)
+            code = lifecycle.exit_code(self.child.wait())
+            if self.stopping:
+                return code
+            pause = lifecycle.restart_pause(self.policy, code, restarts)
+            tail = _screen_tail(self.root)
+            lifecycle.exited(self.root, self.name, self.run_id, code, tail, pause)
+            if pause is None:
+                return code
+            print(
+                f"\n[swarmforge] {self.name}: {self.argv[0]} exited {code}; "
+                f"restarting in {pause:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            if self.waker.wait(pause) or self.stopping:
+                return code
+            restarts += 1
+
+
+def serve(root: str, name: str) -> int:
+    """Supervise role `name` of the project at `root` in this terminal; the agent's last exit."""
+    return Supervisor(root, name).serve()

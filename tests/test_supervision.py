@@ -1,0 +1,144 @@
+"""Agents in tmux panes: their environment, their exits, restarts, and a failed `up`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from swarmforge.errors import CorruptFile
+from swarmforge.handoff import handoffd, notify
+from swarmforge.handoff.daemon import Paths
+from swarmforge.swarm import lifecycle, runrecord
+from swarmforge.swarm.settings import load_settings, parse_settings
+from tests.support import retry_until
+from tests.support import run_cli as sf
+from tests.test_swarm import make_swarm, nothing_left
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+# Says what it sees, then exits 3 on its first life and stays up on later ones.
+AGENT = """#!/bin/sh
+n=$(cat lives 2>/dev/null || echo 0); n=$((n + 1)); echo $n > lives
+echo "life $n: helpers at $(command -v ready_for_next.sh), cli at $(command -v swarmforge)"
+printf '%s\\n' "$PATH" > path-seen.txt
+[ "$n" -gt 1 ] && exec sleep 300
+echo "about to fail"
+exit 3
+"""
+
+
+def _status(repo: Path) -> dict[str, object]:
+    result = sf("status", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    state: dict[str, object] = json.loads(result.stdout)
+    return state
+
+
+def _process(repo: Path) -> dict[str, object]:
+    roles = _status(repo)["roles"]
+    assert isinstance(roles, list)
+    process: dict[str, object] = roles[0]["process"]
+    return process
+
+
+def _swarm(repo: Path, toml: str = "") -> Path:
+    make_swarm(repo, "window coder ./agent.sh master\n", {"agent.sh": AGENT})
+    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    if toml:
+        (repo / "swarmforge" / "swarmforge.toml").write_text(toml)
+    return repo
+
+
+def test_an_agent_that_fails_is_shown_exited_then_restarted(repo: Path) -> None:
+    _swarm(repo)
+    # A tmux server started by a client with a bare PATH: panes would get that PATH.
+    socket = notify.project_socket(str(repo))
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other"], env=env, check=True)
+    r = sf("up", "--stagger", "0", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    try:
+        retry_until(lambda: _process(repo).get("state") == "exited", timeout=20)
+        process = _process(repo)
+        assert process["exit_code"] == 3 and process["restart_at"]
+        assert any("about to fail" in line for line in process["last_lines"])  # type: ignore[attr-defined]
+        shown = sf("status", cwd=repo).stdout
+        assert "exited 3 at" in shown and "about to fail" in shown
+        retry_until(lambda: _process(repo).get("state") == "running", timeout=20)
+        assert _process(repo)["restarts"] == 1
+        bin_dir = repo / ".swarmforge" / "bin"
+        assert (repo / "path-seen.txt").read_text().startswith(f"{bin_dir}:")
+        log = (repo / ".swarmforge" / "logs" / "coder.log").read_text()
+        assert f"helpers at {bin_dir}/ready_for_next.sh" in log
+        assert f"cli at {bin_dir}/swarmforge" in log
+        assert "life 2" in log
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+    nothing_left(repo)
+
+
+def test_restart_never_leaves_an_exited_agent_down(repo: Path) -> None:
+    _swarm(repo, '[roles.coder]\nrestart = "never"\n')
+    assert sf("up", "--stagger", "0", cwd=repo).returncode == 0
+    try:
+        retry_until(lambda: _process(repo).get("state") == "exited", timeout=20)
+        process = _process(repo)
+        assert process["exit_code"] == 3 and process["restart_at"] is None
+        assert "not restarted" in sf("status", cwd=repo).stdout
+        assert (repo / "lives").read_text() == "1\n"
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
+def test_up_that_fails_half_way_stops_what_it_started(repo: Path) -> None:
+    make_swarm(repo, "window coder exec coder task true\nwindow qa no-such-agent-here qa\n")
+    (repo / "swarmforge" / "roles" / "qa.prompt").write_text("Test.\n")
+    r = sf("up", "--stagger", "0", cwd=repo)
+    assert r.returncode == 1
+    assert "'no-such-agent-here' is required by role 'qa'" in r.stderr
+    assert "stopping what was started" in r.stderr
+    assert handoffd.running_pid(Paths(str(repo))) is None
+    record = runrecord.load(str(repo))
+    assert record is not None and record.state == "stopped"
+    nothing_left(repo)
+
+
+def test_a_bad_settings_file_stops_up_naming_the_key(repo: Path) -> None:
+    _swarm(repo, '[roles.coder]\nrestart = "always"\n')
+    r = sf("up", "--stagger", "0", cwd=repo)
+    assert r.returncode == 1
+    assert "swarmforge.toml" in r.stderr and "roles.coder.restart" in r.stderr
+    assert runrecord.load(str(repo)) is None
+
+
+def test_settings_errors_name_the_file_and_the_key_or_line() -> None:
+    with pytest.raises(CorruptFile, match="line 2"):
+        parse_settings(b"[roles.coder]\nrestart = \n", "s.toml")
+    with pytest.raises(CorruptFile, match=r"roles\.coder\.allow_helpers"):
+        parse_settings(b"[roles.coder]\nallow_helpers = 'yes please'\n", "s.toml")
+    with pytest.raises(CorruptFile, match=r"roles\.ghost: no role 'ghost'"):
+        parse_settings(b"[roles.ghost]\n", "s.toml", ("coder",))
+    with pytest.raises(CorruptFile, match="colour"):
+        parse_settings(b"[roles.coder]\ncolour = 'red'\n", "s.toml")
+    parsed = parse_settings(b'[roles.coder]\nrestart = "never"\n', "s.toml", ("coder", "qa"))
+    assert parsed.role("coder").restart == "never" and parsed.role("qa").restart == "on-failure"
+    assert parsed.role("qa").allow_helpers is True
+
+
+def test_no_settings_file_means_the_defaults(tmp_path: Path) -> None:
+    assert load_settings(str(tmp_path)).role("anyone").restart == "on-failure"
+
+
+def test_restart_pauses_grow_and_stop_at_the_ceiling() -> None:
+    assert lifecycle.restart_pause("on-failure", 1, 0) == 1.0
+    assert lifecycle.restart_pause("on-failure", 137, 3) == 8.0
+    assert lifecycle.restart_pause("on-failure", 1, 20) == lifecycle.MAX_BACKOFF
+    assert lifecycle.restart_pause("on-failure", 0, 0) is None
+    assert lifecycle.restart_pause("never", 1, 0) is None
+    assert lifecycle.exit_code(-9) == 137 and lifecycle.exit_code(2) == 2
