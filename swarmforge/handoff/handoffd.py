@@ -44,8 +44,13 @@ def running_pid(paths: Paths) -> int | None:
     return (read_pid(paths) or 0) if is_held(paths.lock) else None
 
 
+def logger(root: str) -> logging.Logger:
+    """The daemon's logger for the project at `root` (its file handler is added by `run`)."""
+    return logging.getLogger(f"handoffd:{root}")
+
+
 def _logger(paths: Paths) -> logging.Logger:
-    log = logging.getLogger(f"handoffd:{paths.root}")
+    log = logger(paths.root)
     log.setLevel(logging.INFO)
     log.propagate = False
     if not log.handlers:

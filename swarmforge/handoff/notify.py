@@ -7,12 +7,19 @@ after the copy is in place, and a failure is logged and retried, never undone.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import threading
+import time
 
 from swarmforge import proc
+from swarmforge.errors import SwarmforgeError
 from swarmforge.project import RoleEntry
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
+PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)
+TAKEN_WAIT = 1.0  # seconds to wait for the screen to change after Enter
+ENTER_TRIES = 3
 
 
 class WakeFailed(Exception):
@@ -36,26 +43,91 @@ class Notifier:
 
 
 class TmuxNotifier(Notifier):
-    """Types the generic wake line into the role's tmux session, then Enter."""
+    """Pastes the wake line into the role's tmux session and presses Enter until it is taken.
+
+    Agents' prompts (claude's, codex's) take typed text of about 1,000 characters
+    or more as a paste that Enter does not submit, and codex reads an Enter that
+    arrives straight after typed text as a newline inside it. So the text goes in
+    as one bracketed paste, Enter follows after a pause, and Enter is pressed
+    again (a bounded number of times) while the screen shows that nothing
+    happened. With `background` (the daemon's case) all of that runs in a thread
+    of its own, so a wake-up never holds up a delivery.
+    """
 
     name = "tmux"
 
-    def __init__(self, socket: str) -> None:
+    def __init__(
+        self, socket: str, *, background: bool = True, log: logging.Logger | None = None
+    ) -> None:
         self.socket = socket
+        self.background = background
+        self.log = log or logging.getLogger("swarmforge.notify")
+        self._lock = threading.Lock()
+        self._in_flight: set[str] = set()
 
-    def _tmux(self, *args: str) -> proc.Completed:
-        return proc.run(["tmux", "-L", self.socket, *args])
+    def _tmux(self, *args: str, input: bytes = b"") -> proc.Completed:
+        return proc.run(["tmux", "-L", self.socket, *args], input=input)
 
     def wake(self, role: str, entry: RoleEntry, root: str) -> bool:
-        target = f"={entry.session}"
-        if not self._tmux("has-session", "-t", target).ok:
+        if not self._tmux("has-session", "-t", f"={entry.session}").ok:
             return False  # a role without a session (headless) has nothing to wake
-        # Text and Enter go separately: agents' prompts treat a pasted newline as text.
-        for keys in (["-l", WAKE_LINE], ["Enter"]):
-            result = self._tmux("send-keys", "-t", f"{target}:", *keys)
-            if not result.ok:
-                raise WakeFailed(result.stderr.decode(errors="replace").strip())
+        if not self.background:
+            if not self.submit(entry.session, WAKE_LINE):
+                raise WakeFailed(f"session {entry.session} did not take the wake-up")
+            return True
+        with self._lock:
+            if entry.session in self._in_flight:
+                return True  # the wake-up on its way covers this mail too
+            self._in_flight.add(entry.session)
+        threading.Thread(
+            target=self._submit_in_background, args=(entry.session,), daemon=True
+        ).start()
         return True
+
+    def _submit_in_background(self, session: str) -> None:
+        try:
+            if not self.submit(session, WAKE_LINE):
+                self.log.warning("%s did not take the wake-up", session)
+        except (SwarmforgeError, OSError, WakeFailed) as exc:
+            self.log.warning("waking %s failed: %s", session, exc)
+        finally:
+            with self._lock:
+                self._in_flight.discard(session)
+
+    def _screen(self, target: str) -> bytes:
+        # The cursor counts: a plain terminal echoing Enter only moves it.
+        shown = self._tmux("capture-pane", "-p", "-t", target)
+        cursor = self._tmux("display-message", "-p", "-t", target, "#{cursor_x},#{cursor_y}")
+        return shown.stdout + b"\0" + cursor.stdout
+
+    def _changed(self, target: str, before: bytes) -> bool:
+        deadline = time.monotonic() + TAKEN_WAIT
+        while time.monotonic() < deadline:
+            if self._screen(target) != before:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def submit(self, session: str, text: str) -> bool:
+        """Paste `text` into `session` and press Enter; True once the screen shows it taken."""
+        target = f"={session}:"
+        buffer = f"swarmforge-wake-{session}"
+        loaded = self._tmux("load-buffer", "-b", buffer, "-", input=text.encode())
+        if not loaded.ok:
+            raise WakeFailed(loaded.stderr.decode(errors="replace").strip())
+        # -p brackets the text only for programs that asked for bracketed paste.
+        pasted = self._tmux("paste-buffer", "-p", "-d", "-b", buffer, "-t", target)
+        if not pasted.ok:
+            raise WakeFailed(pasted.stderr.decode(errors="replace").strip())
+        time.sleep(PASTE_SETTLE)
+        before = self._screen(target)
+        for _ in range(ENTER_TRIES):
+            pressed = self._tmux("send-keys", "-t", target, "Enter")
+            if not pressed.ok:
+                raise WakeFailed(pressed.stderr.decode(errors="replace").strip())
+            if self._changed(target, before):
+                return True
+        return False
 
 
 class CommandNotifier(Notifier):
@@ -84,10 +156,17 @@ class CommandNotifier(Notifier):
         return True
 
 
-def make(kind: str, root: str, command: list[str] | None = None) -> Notifier:
+def make(
+    kind: str,
+    root: str,
+    command: list[str] | None = None,
+    *,
+    background: bool = True,
+    log: logging.Logger | None = None,
+) -> Notifier:
     """The notifier called `kind` (tmux, none or command)."""
     if kind == "tmux":
-        return TmuxNotifier(project_socket(root))
+        return TmuxNotifier(project_socket(root), background=background, log=log)
     if kind == "command":
         if not command:
             raise ValueError("the command notifier needs a command")

@@ -60,7 +60,7 @@ def deliver(
     delivery.copy_to(handoff, name, entry.name, entry)
     if root is not None:
         try:
-            notify.make("tmux", root).wake(entry.name, entry, root)
+            notify.make("tmux", root, background=False).wake(entry.name, entry, root)
         except (SwarmforgeError, notify.WakeFailed, OSError):
             pass  # a wake-up is a courtesy: headless roles watch their inbox themselves
     return Mailbox(entry.path).path(Box.NEW, name)
