@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -17,13 +18,20 @@ TREE = "/work/project/.worktrees/coder"
 PROMPT_FILE = "/work/project/.swarmforge/prompts/coder.md"
 TEXT = "Read swarmforge/constitution.prompt ...\nRead swarmforge/roles/coder.prompt ...\n"
 LAUNCH = Launch(worktree_path=TREE, prompt_file=PROMPT_FILE, prompt_text=TEXT)
+NO_HELPERS = Launch(TREE, PROMPT_FILE, TEXT, allow_helpers=False)
+HELPERS_JSON = (
+    '{"permissions": {"allow": ["Bash(swarm_handoff.sh:*)", "Bash(ready_for_next.sh:*)", '
+    '"Bash(ready_for_next_task.sh:*)", "Bash(ready_for_next_batch.sh:*)", '
+    '"Bash(done_with_current.sh:*)", "Bash(done_with_current_task.sh:*)", '
+    '"Bash(done_with_current_batch.sh:*)"]}}'
+)
 
 
 def role(line: str) -> RoleSpec:
     return parse_config(line + "\n").roles[0]
 
 
-def test_claude_is_started_as_swarmforge_starts_it() -> None:
+def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() -> None:
     argv = agent_argv(role('window coder claude coder --model "opus 4"'), LAUNCH)
     assert argv == [
         "claude",
@@ -33,16 +41,41 @@ def test_claude_is_started_as_swarmforge_starts_it() -> None:
         "acceptEdits",
         "-n",
         "SwarmForge Coder",
+        "--settings",
+        HELPERS_JSON,
         "--model",
         "opus 4",
+        "--",
         TEXT,
     ]
 
 
-def test_codex_is_started_as_swarmforge_starts_it() -> None:
-    assert agent_argv(role("window coder codex coder"), LAUNCH) == ["codex", "-C", TREE, TEXT]
-    argv = agent_argv(role("window coder codex coder batch --full-auto -m o3"), LAUNCH)
-    assert argv == ["codex", "-C", TREE, "--full-auto", "-m", "o3", TEXT]
+def test_claude_without_allow_helpers_gets_no_settings() -> None:
+    argv = agent_argv(role("window coder claude coder"), NO_HELPERS)
+    assert "--settings" not in argv
+    assert argv[-4:] == ["-n", "SwarmForge Coder", "--", TEXT]
+
+
+def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
+    from swarmforge.helpers import SCRIPTS
+
+    assert agents.helper_settings() == HELPERS_JSON
+    allowed = json.loads(agents.helper_settings())["permissions"]["allow"]
+    assert allowed == [f"Bash({name}:*)" for name in SCRIPTS]
+
+
+def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
+    shell = ["-c", "allow_login_shell=false"]
+    assert agent_argv(role("window coder codex coder"), LAUNCH) == [
+        "codex",
+        "-C",
+        TREE,
+        *shell,
+        "--",
+        TEXT,
+    ]
+    argv = agent_argv(role("window coder codex coder batch --full-auto -m o3"), NO_HELPERS)
+    assert argv == ["codex", "-C", TREE, *shell, "--full-auto", "-m", "o3", "--", TEXT]
 
 
 def test_copilot_is_started_as_swarmforge_starts_it() -> None:
@@ -118,7 +151,17 @@ def test_an_exec_role_without_a_command_is_refused() -> None:
 def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
     spec = role("window coder codex coder --note 'a; rm -rf / #'")
     argv = agent_argv(spec, Launch(TREE, PROMPT_FILE, "it's $(danger) `x`"))
-    assert argv == ["codex", "-C", TREE, "--note", "a; rm -rf / #", "it's $(danger) `x`"]
+    assert argv == [
+        "codex",
+        "-C",
+        TREE,
+        "-c",
+        "allow_login_shell=false",
+        "--note",
+        "a; rm -rf / #",
+        "--",
+        "it's $(danger) `x`",
+    ]
 
 
 def executable(path: Path) -> Path:
@@ -156,3 +199,81 @@ def test_a_command_with_a_slash_is_found_from_the_worktree(tmp_path: Path) -> No
     found = agents.find_executable("./scripts/check.sh", path="", cwd=str(tmp_path))
     assert found is not None and os.path.samefile(found, tmp_path / "scripts" / "check.sh")
     assert agents.find_executable("scripts/plain.txt", path="", cwd=str(tmp_path)) is None
+
+
+PRINTOUT = "TASK: /p/in_process/x.handoff\nFROM: user\nTYPE: note\nPRIORITY: 50\nPAYLOAD:\n-x\n"
+PROMPT = f"{TEXT}\n{agents.HEADLESS_NOTE}\n{PRINTOUT}"
+
+
+def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> None:
+    invocation = agents.item_invocation(
+        role("window coder claude coder --allowedTools Edit Read"), LAUNCH, PRINTOUT
+    )
+    assert invocation.argv == [
+        "claude",
+        "-p",
+        "--append-system-prompt-file",
+        PROMPT_FILE,
+        "--permission-mode",
+        "acceptEdits",
+        "--settings",
+        HELPERS_JSON,
+        "--allowedTools",
+        "Edit",
+        "Read",
+        "--",
+        PROMPT,
+    ]
+    assert invocation.stdin == b""
+    quiet = agents.headless_argv(role("window coder claude coder"), NO_HELPERS, "p")
+    assert quiet == [
+        "claude",
+        "-p",
+        "--append-system-prompt-file",
+        PROMPT_FILE,
+        "--permission-mode",
+        "acceptEdits",
+        "--",
+        "p",
+    ]
+    bare = agents.headless_argv(role("window coder claude coder"), Launch(TREE, "", TEXT), "p")
+    assert bare[:2] == ["claude", "-p"] and "--append-system-prompt-file" not in bare
+
+
+def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> None:
+    invocation = agents.item_invocation(role("window coder codex coder -m o3"), LAUNCH, PRINTOUT)
+    assert invocation.argv == [
+        "codex",
+        "exec",
+        "-C",
+        TREE,
+        "-c",
+        "allow_login_shell=false",
+        "-m",
+        "o3",
+        "--",
+        PROMPT,
+    ]
+    assert invocation.stdin == b""
+
+
+def test_a_prompt_too_long_for_one_argument_goes_on_stdin() -> None:
+    long = PRINTOUT + "x" * agents.MAX_PROMPT_ARG
+    claude = agents.item_invocation(role("window coder claude coder"), LAUNCH, long)
+    assert claude.argv[-2:] == ["--settings", HELPERS_JSON]
+    assert claude.stdin == f"{TEXT}\n{agents.HEADLESS_NOTE}\n{long}".encode()
+    codex = agents.item_invocation(role("window coder codex coder"), LAUNCH, long)
+    assert codex.argv[-2:] == ["--", "-"] and codex.stdin == claude.stdin
+
+
+def test_exec_roles_get_the_printout_on_stdin_and_other_agents_have_no_headless_mode() -> None:
+    spec = role("window tests exec tests batch ./check.sh -q")
+    invocation = agents.item_invocation(spec, LAUNCH, PRINTOUT)
+    assert (invocation.argv, invocation.stdin) == (["./check.sh", "-q"], PRINTOUT.encode())
+    looping = {a: agents.loops_headless(role(f"window c {a} c x")) for a in ("exec", "claude")}
+    assert looping == {"exec": True, "claude": True}
+    for agent in ("copilot", "grok", "aider"):
+        spec = role(f"window coder {agent} coder")
+        assert not agents.loops_headless(spec)
+        with pytest.raises(SwarmforgeError, match=f"agent '{agent}' is interactive"):
+            agents.item_invocation(spec, LAUNCH, PRINTOUT)

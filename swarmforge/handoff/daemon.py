@@ -177,8 +177,14 @@ class Daemon:
         return removed
 
     def outboxes(self) -> list[str]:
-        """Every role's outbox directory, once each."""
-        return sorted({Mailbox(e.path).path(Box.OUTBOX) for e in self.roles.values()})
+        """Every role's outbox directory and the main checkout's, once each.
+
+        The main checkout's outbox is scanned even when no role works there:
+        `swarmforge send` queues the user's handoffs in it. Paths are resolved so
+        that one directory spelled two ways is still scanned once.
+        """
+        worktrees = [self.paths.root, *(e.path for e in self.roles.values())]
+        return sorted({os.path.realpath(Mailbox(w).path(Box.OUTBOX)) for w in worktrees})
 
     def run_once(self) -> list[delivery.Outcome]:
         """One pass: deliver every finished outbox file in name order, then wake recipients."""

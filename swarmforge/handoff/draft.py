@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmforge.handoff.message import RESERVED, line_problem
+from swarmforge.handoff.message import RESERVED, has_control, line_problem
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -18,6 +18,8 @@ FIELDS_BY_TYPE = {
 }
 HEX = frozenset("0123456789abcdefABCDEF")
 MAX_LINE = 80
+ELLIPSIS = "\u2026"
+TASK_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 class Draft:
@@ -123,6 +125,20 @@ def validate(
     """Check draft bytes; (Draft, []) when valid, else (None, every error found)."""
     errors: list[str] = []
     headers = _header_lines(_decode(data, errors), errors)
+    return check(headers, roles, resolve, errors)
+
+
+def check(
+    headers: dict[str, str],
+    roles: frozenset[str],
+    resolve: CommitResolver,
+    errors: list[str] | None = None,
+) -> tuple[Draft | None, list[str]]:
+    """Check draft fields (after `errors` already found); (Draft, []) or (None, every error)."""
+    errors = [] if errors is None else errors
+    for field, value in headers.items():
+        if has_control(value):
+            errors.append(f"Header '{field}' may not contain control characters.")
     type_ = headers.get("type", "")
     to = headers.get("to", "")
     priority = headers.get("priority", "")
@@ -165,3 +181,24 @@ def validate(
     if errors:
         return None, errors
     return Draft(type_, recipients, priority, task, canonical, message), []
+
+
+def _first_line(text: str) -> str:
+    """The first line of `text` holding more than blanks, as one clean line."""
+    for line in text.splitlines():
+        clean = " ".join("".join(" " if has_control(c) else c for c in line).split())
+        if clean:
+            return clean
+    return ""
+
+
+def summary(text: str) -> str:
+    """A note's `message` for `text`: its first line, cut to 80 characters with an ellipsis."""
+    line = _first_line(text)
+    return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + ELLIPSIS
+
+
+def task_name(text: str) -> str:
+    """A git_handoff's `task` for `text`: its first line as a short slug (`fix-the-login-bug`)."""
+    slug = "".join(c if c in TASK_CHARS else "-" for c in _first_line(text).lower())
+    return "-".join(part for part in slug.split("-") if part)[:MAX_LINE].strip("-") or "task"

@@ -1,4 +1,9 @@
-"""The gate (`swarm_handoff.sh <draft>`): validate a draft, stamp it, install it in the outbox."""
+"""The gate: validate a handoff, stamp it, install it in an outbox.
+
+Agents reach it with a draft (`swarm_handoff.sh <draft>`); the person running the
+swarm reaches it with `swarmforge send`, whose handoffs come from `user` and wait
+in the main checkout's outbox.
+"""
 
 from __future__ import annotations
 
@@ -27,16 +32,25 @@ to: <role>[,<role>...]
 priority: NN
 message: <one line, max 80 chars>"""
 
+SEND_USAGE = """Usage: swarmforge send ROLE[,ROLE...] [--type note|git_handoff] [--priority NN]
+                       [--commit SHA] [--task NAME] TEXT|-
+
+A note's 'message' is the first line of TEXT (cut to 80 characters); a git_handoff
+needs --commit (10 hex characters) and takes its 'task' from --task or from the
+first line of TEXT. The whole TEXT follows in the body."""
+
 MAX_NAME_BYTES = 255
+SEND_LABEL = "swarmforge send"
+USER = "user"  # the sender of `swarmforge send`: the person running the swarm, never a role
 
 
 class HandoffInvalid(Refused):
     """A draft the gate refuses, with every error found."""
 
-    def __init__(self, draft: str, errors: list[str]) -> None:
+    def __init__(self, draft: str, errors: list[str], usage: str = USAGE) -> None:
         super().__init__(
             f"HANDOFF INVALID: {draft}",
-            details=("", "Errors:", *(f"- {e}" for e in errors), "", USAGE),
+            details=("", "Errors:", *(f"- {e}" for e in errors), "", usage),
         )
         self.errors = errors
 
@@ -73,29 +87,91 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     roles = project.read_roles(project.find_root(cwd))
     if sender not in roles:
         raise SwarmforgeError(f"Unknown sender role: {sender}")
+    if sender == USER:
+        # Handoffs from `user` are the person's own (swarmforge send); no agent speaks for them.
+        raise SwarmforgeError(f"Sender role '{USER}' is reserved for swarmforge send.")
     with open(path, "rb") as f:
         data = f.read()
+    draft, errors = drafts.validate(data, frozenset(roles), _resolver(cwd))
+    if draft is None:
+        raise HandoffInvalid(draft_path, errors)
+    final, _ = _install(Mailbox(cwd), draft, sender, draft_path, USAGE)
+    os.unlink(path)
+    return final
 
+
+def _resolver(cwd: str) -> drafts.CommitResolver:
     def resolve(commit: str) -> tuple[str | None, str | None]:
         from swarmforge.gitobjects import resolve_commit
 
         return resolve_commit(cwd, commit)
 
-    draft, errors = drafts.validate(data, frozenset(roles), resolve)
-    if draft is None:
-        raise HandoffInvalid(draft_path, errors)
-    mailbox = Mailbox(cwd)
+    return resolve
+
+
+def _install(
+    mailbox: Mailbox, draft: drafts.Draft, sender: str, label: str, usage: str, extra: str = ""
+) -> tuple[str, Handoff]:
+    """Stamp a valid draft from `sender`, with `extra` after the generated body, and queue it."""
     now = time.time()
     seq = sequence.next_sequence(mailbox.root)
     name, handoff = build(draft, sender, seq, now)
     if len(name.encode()) > MAX_NAME_BYTES:
         raise HandoffInvalid(
-            draft_path,
+            label,
             [
                 f"Header 'to' names too many recipients for one file "
                 f"name ({len(name.encode())} bytes); split the handoff."
             ],
+            usage,
         )
-    final = mailbox.install(name, handoff)
-    os.unlink(path)
-    return final
+    if extra:
+        handoff = Handoff(handoff.headers, f"{handoff.body}\n{extra}")
+    return mailbox.install(name, handoff), handoff
+
+
+def send(
+    root: str,
+    to: str,
+    text: str,
+    *,
+    type_: str = "note",
+    priority: str = "50",
+    commit: str = "",
+    task: str = "",
+) -> tuple[str, Handoff]:
+    """Queue a handoff from `user` in the main checkout's outbox of the project at `root`.
+
+    The same rules as a draft apply to the headers; a note's `message` is the first
+    line of `text` (cut to 80 characters) and a git_handoff's `task`, unless given,
+    is made from it. The whole text follows the generated body unless the message
+    already holds all of it. Returns the queued file's path and its contents.
+    """
+    roles = project.read_roles(root)
+    errors = []
+    if not text.strip():
+        errors.append("The text is empty: say what the handoff is about.")
+    fields = {"type": type_, "to": to, "priority": priority, "task": task, "commit": commit}
+    if type_ == "git_handoff":
+        fields["task"] = task or drafts.task_name(text)
+    else:
+        # A placeholder keeps an empty text from being reported twice.
+        fields["message"] = drafts.summary(text) or "(empty)"
+    if not all(_is_utf8(value) for value in (text, *fields.values())):
+        errors.append("The text or an option is not valid UTF-8.")
+    draft, errors = drafts.check(
+        {k: v for k, v in fields.items() if v}, frozenset(roles), _resolver(root), errors
+    )
+    if draft is None:
+        raise HandoffInvalid(SEND_LABEL, errors, SEND_USAGE)
+    body = text if text.endswith("\n") else text + "\n"
+    extra = "" if draft.type == "note" and body == draft.message + "\n" else body
+    return _install(Mailbox(root), draft, USER, SEND_LABEL, SEND_USAGE, extra)
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False  # undecodable bytes of an argument, kept as surrogates
+    return True

@@ -1,44 +1,87 @@
 """Agent command lines: how each role is started, as argv lists (never shell strings).
 
-SwarmForge's four agents are started exactly as its launcher starts them; the
+SwarmForge's four agents are started as SwarmForge's launcher starts them; the
 prompt file is SwarmForge's instruction file (`.swarmforge/prompts/<role>.md`) and
 its text is given as the opening message:
 
     claude --append-system-prompt-file <file> --permission-mode acceptEdits
-           -n "SwarmForge <Display>" [extra...] <text>
-    codex -C <worktree> [extra...] <text>
+           -n "SwarmForge <Display>" [--settings <helpers>] [extra...] -- <text>
+    codex -C <worktree> -c allow_login_shell=false [extra...] -- <text>
     copilot -C <worktree> --name "SwarmForge <Display>" [extra...] -i <text>
     grok --cwd <worktree> --permission-mode acceptEdits|bypassPermissions [extra...]
          --rules <text> --verbatim <text>
 
+The `--` before the text keeps an extra option that takes several values
+(claude's `--allowedTools`, codex's `-i`) from swallowing it. Two additions run
+agents unattended. claude gets `--settings '<helpers>'`, a JSON
+object allowing exactly the swarm's helper scripts (`swarm_handoff.sh`,
+`ready_for_next.sh`, ... : `{"permissions": {"allow": ["Bash(swarm_handoff.sh:*)",
+...]}}`) so they run without an approval prompt, unless the role's `allow_helpers`
+setting is false. codex gets `-c allow_login_shell=false`: it runs shell commands
+through a login shell, and a login shell's profile may reset PATH and hide the
+helpers.
+
 grok gets `bypassPermissions` when the extra arguments ask for full autonomy
 (`--yolo`, `--always-approve` or `--permission-mode bypassPermissions`).
 
-An `exec` role runs its extra arguments as the command, once per task or batch.
+An `exec` role runs its extra arguments as the command, once per task or batch,
+with the ready printout on stdin. With the headless backend, claude and codex
+roles run the same loop (see execrole.py) with the agent's non-interactive mode,
+once per task or batch; the prompt is the instruction text, a note that the item
+is completed when the agent exits, then the ready printout:
+
+    claude -p --append-system-prompt-file <file> --permission-mode acceptEdits
+           [--settings <helpers>] [extra...] -- <prompt>
+    codex exec -C <worktree> -c allow_login_shell=false [extra...] -- <prompt>
+
+A prompt too long for one argument (Linux caps one at 128 KiB) is given on stdin
+instead: claude reads it there when no prompt argument is given, codex when the
+prompt argument is `-`. Otherwise stdin is empty.
+
 Any other agent is a command looked up on PATH and started as
-`<agent> [extra...] <text>`: the prompt is its last positional argument.
+`<agent> [extra...] <text>`: the prompt is its last positional argument. With the
+headless backend such an agent (and copilot or grok) is started the same way.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from swarmforge.errors import SwarmforgeError
+from swarmforge.helpers import SCRIPTS
 from swarmforge.swarm.spec import EXEC, SWARMFORGE_AGENTS, RoleSpec
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
+HEADLESS_AGENTS = ("claude", "codex")  # the agents with a non-interactive mode the loop drives
+CODEX_SHELL = ("-c", "allow_login_shell=false")
+# Linux refuses a single argument longer than 32 pages (MAX_ARG_STRLEN); stay well below.
+MAX_PROMPT_ARG = 100_000
+HEADLESS_NOTE = (
+    "The swarm has accepted the work below for you: do it, then end. It is completed "
+    "when you exit, so do not run ready_for_next.sh or done_with_current.sh.\n"
+)
 
 
 @dataclass(frozen=True)
 class Launch:
-    """What an agent is started with: where it works and its opening prompt."""
+    """What an agent is started with: where it works, its opening prompt, its settings."""
 
     worktree_path: str
     prompt_file: str
     prompt_text: str
+    allow_helpers: bool = True
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One run of a role's command for one task or batch: its argv and its stdin."""
+
+    argv: list[str]
+    stdin: bytes
 
 
 def agent_kind(agent: str) -> str:
@@ -57,6 +100,16 @@ def grok_permission_mode(extra_args: Sequence[str]) -> str:
     return "acceptEdits"
 
 
+def helper_settings() -> str:
+    """claude's `--settings` JSON allowing exactly the swarm's helper scripts."""
+    allow = [f"Bash({script}:*)" for script in SCRIPTS]
+    return json.dumps({"permissions": {"allow": allow}})
+
+
+def _claude_settings(launch: Launch) -> list[str]:
+    return ["--settings", helper_settings()] if launch.allow_helpers else []
+
+
 def _title(role: RoleSpec) -> str:
     return f"SwarmForge {role.display_name}"
 
@@ -70,13 +123,23 @@ def _claude(role: RoleSpec, launch: Launch) -> list[str]:
         "acceptEdits",
         "-n",
         _title(role),
+        *_claude_settings(launch),
         *role.extra_args,
+        "--",
         launch.prompt_text,
     ]
 
 
 def _codex(role: RoleSpec, launch: Launch) -> list[str]:
-    return ["codex", "-C", launch.worktree_path, *role.extra_args, launch.prompt_text]
+    return [
+        "codex",
+        "-C",
+        launch.worktree_path,
+        *CODEX_SHELL,
+        *role.extra_args,
+        "--",
+        launch.prompt_text,
+    ]
 
 
 def _copilot(role: RoleSpec, launch: Launch) -> list[str]:
@@ -133,6 +196,59 @@ def exec_argv(role: RoleSpec) -> list[str]:
         # RoleSpec refuses this already; checked again because argv[0] must exist.
         raise SwarmforgeError(f"exec role '{role.name}' needs a command")
     return list(role.extra_args)
+
+
+def loops_headless(role: RoleSpec) -> bool:
+    """True if, with the headless backend, `role` runs the per-item loop (exec, claude, codex)."""
+    return role.is_exec or role.agent in HEADLESS_AGENTS
+
+
+def headless_prompt(launch: Launch, printout: str) -> str:
+    """The prompt of a headless agent for one item: its instructions, then the ready printout."""
+    return f"{launch.prompt_text}\n{HEADLESS_NOTE}\n{printout}"
+
+
+def headless_argv(role: RoleSpec, launch: Launch, prompt: str | None) -> list[str]:
+    """The argv of the non-interactive agent of `role`; a None `prompt` is read from stdin."""
+    if role.agent == "claude":
+        system = ["--append-system-prompt-file", launch.prompt_file] if launch.prompt_file else []
+        return [
+            "claude",
+            "-p",
+            *system,
+            "--permission-mode",
+            "acceptEdits",
+            *_claude_settings(launch),
+            *role.extra_args,
+            # After `--`, a prompt is never taken for an option or an option's value.
+            *(["--", prompt] if prompt is not None else []),
+        ]
+    if role.agent == "codex":
+        return [
+            "codex",
+            "exec",
+            "-C",
+            launch.worktree_path,
+            *CODEX_SHELL,
+            *role.extra_args,
+            "--",
+            "-" if prompt is None else prompt,
+        ]
+    raise SwarmforgeError(
+        f"Role '{role.name}' has no headless mode: agent '{role.agent}' is interactive",
+        hint=f"Headless loops run exec roles and {' and '.join(HEADLESS_AGENTS)} agents.",
+    )
+
+
+def item_invocation(role: RoleSpec, launch: Launch, printout: str) -> Invocation:
+    """How `role` is run for one task or batch whose ready printout is `printout`."""
+    if role.is_exec:
+        return Invocation(exec_argv(role), printout.encode())
+    prompt = headless_prompt(launch, printout)
+    data = prompt.encode()
+    if len(data) > MAX_PROMPT_ARG:
+        return Invocation(headless_argv(role, launch, None), data)
+    return Invocation(headless_argv(role, launch, prompt), b"")
 
 
 def role_argv(role: RoleSpec, launch: Launch) -> list[str]:

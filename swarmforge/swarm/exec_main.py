@@ -1,4 +1,4 @@
-"""The process of an exec role: builds its loop from the run record and serves until stopped."""
+"""The process of a headless role's loop: built from the run record, serves until stopped."""
 
 from __future__ import annotations
 
@@ -8,35 +8,55 @@ import signal
 from types import FrameType
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import agents, layout, runrecord
+from swarmforge.swarm import agents, layout, roles, runrecord
 from swarmforge.swarm.config import load_config
-from swarmforge.swarm.execrole import ExecRole
+from swarmforge.swarm.execrole import ExecRole, ItemCommand, printout_on_stdin
+from swarmforge.swarm.runrecord import RoleRecord
+from swarmforge.swarm.spec import SwarmConfig
+
+
+def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemCommand:
+    """What role `record` runs per item: its exec command, or its agent's non-interactive mode."""
+    spec = config.role(record.name)
+    if spec.is_exec:
+        return printout_on_stdin(agents.exec_argv(spec))
+    if not agents.loops_headless(spec):
+        raise SwarmforgeError(
+            f"Role '{record.name}' runs agent '{spec.agent}', which has no per-item loop.",
+            hint="Only exec roles, and claude or codex roles of a headless run, run one.",
+        )
+    launch = roles.launch(root, config, record)
+    return lambda printout: agents.item_invocation(spec, launch, printout)
+
+
+def _logger(root: str, name: str) -> logging.Logger:
+    log = logging.getLogger(f"role:{name}")
+    log.setLevel(logging.INFO)
+    handler = logging.FileHandler(layout.log_file(root, name), encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    return log
 
 
 def serve_role(root: str, name: str) -> None:
-    """Run exec role `name` of the project at `root` until SIGTERM."""
+    """Run the loop of role `name` of the project at `root` until SIGTERM."""
     record = runrecord.load(root)
     role = record.role(name) if record else None
     if record is None or role is None:
         raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
-    argv = agents.exec_argv(load_config(root).role(name))
-    log = logging.getLogger(f"role:{name}")
-    log.setLevel(logging.INFO)
+    command = item_command(root, load_config(root), role)
+    log = _logger(root, name)
     path = layout.log_file(root, name)
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    log.addHandler(handler)
     output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    loop = ExecRole(
-        name, role.path, role.mode, argv, layout.role_env(root, record.run_id, role), log, output
-    )
+    env = layout.role_env(root, record.run_id, role)
+    loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         loop.stop()
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, on_signal)
-    log.info("%s: serving %s items with %s", name, role.mode, argv)
+    log.info("%s: serving %s items with %s", name, role.mode, role.agent)
     try:
         loop.serve()
     finally:

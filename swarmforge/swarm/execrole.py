@@ -1,16 +1,20 @@
-"""Headless command roles (`window <role> exec <worktree> [task|batch] <command> ...`).
+"""The per-item loop of headless roles: exec commands, and claude or codex agents.
 
-For each task (or batch) the role accepts, the command runs in the role's
-worktree with the ready printout on stdin. Exit 0 completes the item. A
-non-zero exit is retried RETRIES times; then the item is completed with the
-headers `outcome: failed` and `exit_code: N`, the failure is logged, and the
-role moves on.
+For each task (or batch) the role accepts, its command runs once in the role's
+worktree: an exec role's command with the ready printout on stdin, a headless
+agent with the printout in its prompt (see agents.py). Exit 0 completes the
+item. A non-zero exit is retried RETRIES times; then the item is completed with
+the headers `outcome: failed` and `exit_code: N`, the failure is logged, and
+the role moves on. An item the command completed itself (with
+done_with_current.sh) is left as it is, and so is one whose command failed while
+the loop was being stopped: it stays in process and is resumed on the next start.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
@@ -19,20 +23,29 @@ from swarmforge.handoff import receive
 from swarmforge.handoff.daemon import Waker
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
+from swarmforge.swarm.agents import Invocation
+
+# What to run for one item, given its ready printout.
+ItemCommand = Callable[[str], Invocation]
 
 RETRIES = 2  # so a failing command runs at most three times per item
 IDLE_RESCAN = 5.0
 
 
+def printout_on_stdin(argv: list[str]) -> ItemCommand:
+    """The item command of an exec role: `argv`, reading the ready printout on stdin."""
+    return lambda printout: Invocation(list(argv), printout.encode())
+
+
 class ExecRole:
-    """The loop of one exec role."""
+    """The loop of one headless role."""
 
     def __init__(
         self,
         name: str,
         worktree: str,
         mode: str,
-        argv: list[str],
+        command: ItemCommand,
         env: dict[str, str],
         log: logging.Logger,
         output: int | None = None,
@@ -40,7 +53,7 @@ class ExecRole:
         self.name = name
         self.worktree = worktree
         self.mode = mode
-        self.argv = argv
+        self.command = command
         self.env = env
         self.log = log
         self.output = output
@@ -63,39 +76,53 @@ class ExecRole:
         work = self._take()
         if work is None:
             return False
-        text = task_text(work) if isinstance(work, Task) else batch_text(work)
-        env = {**self.env, "SWARMFORGE_TASK": work.path}
-        code = 0
-        for attempt in range(1 + RETRIES):
-            code = proc.run_in(
-                self.argv, cwd=self.worktree, env=env, input=text.encode(), output=self.output
-            )
-            if code == 0:
-                break
-            self.log.warning(
-                "%s: %s exited %d on %s (attempt %d of %d)",
-                self.name,
-                self.argv[0],
-                code,
-                os.path.basename(work.path),
-                attempt + 1,
-                1 + RETRIES,
-            )
+        invocation = self.command(task_text(work) if isinstance(work, Task) else batch_text(work))
+        code = self._run(invocation, work)
+        if not os.path.lexists(work.path):
+            # The command completed the item itself; whatever it took next is resumed next.
+            self.log.info("%s: %s was completed by its command", self.name, _name(work))
+            return True
+        if code != 0 and self.stopping:
+            # Most likely ended by the same stop: it stays in process and is resumed next time.
+            self.log.info("%s: stopping; %s stays in process", self.name, _name(work))
+            return True
         if code != 0:
             items = [work] if isinstance(work, Task) else work.items
             for item in items:
                 mb.annotate(item.path, [("outcome", "failed"), ("exit_code", str(code))])
             self.log.error(
-                "%s: giving up on %s: outcome failed, exit code %d",
-                self.name,
-                os.path.basename(work.path),
-                code,
+                "%s: giving up on %s: outcome failed, exit code %d", self.name, _name(work), code
             )
         if isinstance(work, Task):
             receive.done_task(self.box)
         else:
             receive.done_batch(self.box)
         return True
+
+    def _run(self, invocation: Invocation, work: Task | Batch) -> int:
+        """Run the item's command, retrying a failure; the last exit code."""
+        env = {**self.env, "SWARMFORGE_TASK": work.path}
+        code = 0
+        for attempt in range(1 + RETRIES):
+            code = proc.run_in(
+                invocation.argv,
+                cwd=self.worktree,
+                env=env,
+                input=invocation.stdin,
+                output=self.output,
+            )
+            if code == 0 or self.stopping or not os.path.lexists(work.path):
+                break
+            self.log.warning(
+                "%s: %s exited %d on %s (attempt %d of %d)",
+                self.name,
+                invocation.argv[0],
+                code,
+                _name(work),
+                attempt + 1,
+                1 + RETRIES,
+            )
+        return code
 
     def serve(self) -> None:
         """Handle items as they arrive until `stopping` is set."""
@@ -116,3 +143,7 @@ class ExecRole:
                     self.waker.wait(IDLE_RESCAN)
         finally:
             watcher.stop()
+
+
+def _name(work: Task | Batch) -> str:
+    return os.path.basename(work.path)
