@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.swarm import doctor, runrecord
+from swarmforge.swarm import agentconf, doctor, runrecord
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
@@ -29,15 +29,22 @@ def agents(tmp_path: Path) -> Path:
 
 
 def sf(
-    *args: str, cwd: Path, first_on_path: Path | None = None
+    *args: str, cwd: Path, first_on_path: Path | None = None, home: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
     env = {"PATH": f"{first_on_path}:{path}" if first_on_path else path}
+    # The agents' own files are looked up from HOME: never this machine's.
+    env.update(home or {"HOME": "/nonexistent"})
     # Test infrastructure only: lets coverage follow the command into its interpreter.
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     return subprocess.run(
         [SWARMFORGE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
+
+
+def seeded(tmp_path: Path, root: Path) -> dict[str, str]:
+    """The environment of a home where claude and codex would start in `root` unasked."""
+    return agentconf.seed_home(str(tmp_path / "home"), str(root), api_key="sk-test").env()
 
 
 def checks(r: subprocess.CompletedProcess[str]) -> dict[str, dict[str, str]]:
@@ -57,13 +64,13 @@ def set_conf(root: Path, text: str) -> None:
 
 def test_a_fresh_project_with_its_agents_on_path_is_ok(repo: Path, agents: Path) -> None:
     init(repo, "four-pack")
-    r = sf("doctor", cwd=repo, first_on_path=agents)
+    r = sf("doctor", cwd=repo, first_on_path=agents, home=seeded(repo.parent, repo))
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     for role in ("specifier", "coder", "refactorer", "architect"):
         line = next(x for x in lines if x.split()[:3] == ["ok", "role", role])
         assert str(agents / "codex") in line
-    for name in ("python", "git", "config", "prompts", "repository", "daemon", "run"):
+    for name in ("python", "git", "config", "codex", "prompts", "repository", "daemon", "run"):
         assert any(x.split()[:2] == ["ok", name] for x in lines), name
 
 
@@ -88,14 +95,17 @@ def test_an_exec_role_command_is_found_from_its_worktree(repo: Path, agents: Pat
     script = repo / "run-tests.sh"
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
-    r = sf("doctor", "--json", "--project", str(repo), cwd=repo.parent, first_on_path=agents)
+    home = seeded(repo.parent, repo)
+    r = sf(
+        "doctor", "--json", "--project", str(repo), cwd=repo.parent, first_on_path=agents, home=home
+    )
     assert r.returncode == 0, r.stdout
     assert checks(r)["role tests"]["detail"].endswith(f"{repo.name}/./run-tests.sh")
 
 
 def test_doctor_json_is_a_list_of_checks(repo: Path, agents: Path) -> None:
     init(repo)
-    r = sf("doctor", "--json", cwd=repo, first_on_path=agents)
+    r = sf("doctor", "--json", cwd=repo, first_on_path=agents, home=seeded(repo.parent, repo))
     assert r.returncode == 0, r.stdout
     found = json.loads(r.stdout)
     assert isinstance(found, list) and found
@@ -105,7 +115,9 @@ def test_doctor_json_is_a_list_of_checks(repo: Path, agents: Path) -> None:
         assert check["status"] == "ok" or check["fix"]
     names = [c["check"] for c in found]
     assert names[:4] == ["python", "git", "tmux", "config"]
-    assert {"role coder", "role cleaner", "prompts", "repository", "daemon", "run"} <= set(names)
+    assert {"role coder", "role cleaner", "codex", "prompts", "repository", "daemon", "run"} <= set(
+        names
+    )
 
 
 def test_doctor_outside_any_project_warns_but_does_not_fail(tmp_path: Path) -> None:

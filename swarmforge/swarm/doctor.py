@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -17,7 +18,7 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
 from swarmforge.project import find_root, worktree_top
-from swarmforge.swarm import runrecord
+from swarmforge.swarm import agentconf, runrecord
 from swarmforge.swarm.agents import find_executable
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
 from swarmforge.swarm.prompts import shipped_roles_dir
@@ -139,6 +140,19 @@ def check_agent(root: str, role: RoleSpec, path: str | None = None) -> Check:
     return Check(name, "FAIL", f"agent '{command}' of role '{role.name}' not found on PATH", fix)
 
 
+def check_agent_start(root: str, agent: str, env: Mapping[str, str]) -> Check:
+    """`agent` (claude or codex) can start in the project without asking anything."""
+    try:
+        found = agentconf.blockers(agent, root, env)
+    except SwarmforgeError as exc:
+        return Check(agent, "FAIL", exc.message, exc.hint or "set HOME")
+    if found:
+        fixes = dict.fromkeys(f"`{b.fix}`" for b in found)
+        detail = f"would not start unattended: {'; '.join(b.problem for b in found)}"
+        return Check(agent, "FAIL", detail, f"run {' then '.join(fixes)}")
+    return Check(agent, "ok", f"starts unattended in {agentconf.trust_key(root)}")
+
+
 def check_prompts(root: str, config: SwarmConfig) -> Check:
     """The constitution and the prompt of every agent role are present."""
     wanted = [os.path.join(root, CONSTITUTION_FILE)]
@@ -228,14 +242,19 @@ def find_project(cwd: str) -> str:
     return here
 
 
-def run_checks(root: str, path: str | None = None) -> list[Check]:
-    """Every check, in order, for the project at `root` (agents looked up on `path`)."""
+def run_checks(
+    root: str, path: str | None = None, env: Mapping[str, str] | None = None
+) -> list[Check]:
+    """Every check, in order, for the project at `root` (agents looked up on `path`, their
+    own configuration found through `env`, default: this process's environment)."""
     root = os.path.realpath(root)
     checks = [check_python(), check_git(), check_tmux()]
     config_check, config = check_config(root)
     checks.append(config_check)
     if config is not None:
         checks += [check_agent(root, role, path) for role in config.roles]
+        seen = os.environ if env is None else env
+        checks += [check_agent_start(root, a, seen) for a in agentconf.agents_used(config)]
         checks.append(check_prompts(root, config))
     checks += [check_repository(root), check_daemon(root), *check_run(root)]
     return checks
