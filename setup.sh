@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything swarmforge and its tests need on a Debian machine:
-# git, tmux and python3-venv from apt (when missing), then the package with its test extras
-# in a virtual environment at .venv/.
+# git, tmux, python3-venv, node and npm from apt (when missing), the package with its test
+# extras in a virtual environment at .venv/, and the claude and codex CLIs at pinned
+# versions in .venv/agents/ (linked into .venv/bin/), which the tests drive offline.
 set -euo pipefail
 cd "$(dirname "$0")"
 missing=()
-for tool in git tmux; do
+for tool in git tmux npm; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
 # Debian's own python3 makes virtual environments only with python3-venv installed.
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -19,4 +21,12 @@ fi
 python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet -e '.[test]'
-echo "swarmforge installed in $(pwd)/.venv"
+# The agent CLIs the tests run for real; bump these together with the tests' expectations.
+CLAUDE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+npm install --silent --no-audit --no-fund --prefix .venv/agents \
+    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION"
+for agent in claude codex; do
+    ln -sf "../agents/node_modules/.bin/$agent" ".venv/bin/$agent"
+done
+echo "swarmforge installed in $(pwd)/.venv (claude $CLAUDE_VERSION, codex $CODEX_VERSION)"

@@ -1,8 +1,10 @@
-"""Reading a JSON state file into a pydantic model, rejecting a damaged one by name."""
+"""Reading a JSON state file or a TOML file into a pydantic model, rejecting a damaged one
+by name."""
 
 from __future__ import annotations
 
 import json
+import tomllib
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -33,5 +35,20 @@ def read_json_model(path: str, model: type[M]) -> M | None:
         raise CorruptFile(path, exc.lineno, exc.msg) from None
     except (UnicodeDecodeError, RecursionError):
         raise CorruptFile(path, None, "not a JSON document") from None
+    except ValidationError as exc:
+        raise CorruptFile(path, None, describe(exc)) from None
+
+
+def parse_toml_model(data: bytes, path: str, model: type[M]) -> M:
+    """The TOML document `data` (read from `path`) as a `model`; CorruptFile names the file
+    and the line (as TOML says) or the key at fault."""
+    try:
+        document = tomllib.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CorruptFile(path, None, str(exc)) from None
+    try:
+        return model.model_validate(document)
     except ValidationError as exc:
         raise CorruptFile(path, None, describe(exc)) from None

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from swarmforge.handoff import draft
+from swarmforge.rehearse.script import parse_script
 from swarmforge.run.specfile import parse_spec
 from swarmforge.swarm.config import parse_config
+from swarmforge.swarm.settings import parse_settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 VENV = Path(sys.executable).parent.parent
@@ -51,6 +53,14 @@ def test_configuration_examples_parse() -> None:
         assert parse_config(text, "README.md").roles
     for text in blocks("toml"):
         assert parse_spec(tomllib.loads(text), "README.md").tasks
+
+
+def test_settings_and_rehearsal_examples_parse() -> None:
+    assert blocks("settings") and blocks("rehearsal")
+    for text in blocks("settings"):
+        assert parse_settings(text.encode(), "README.md").roles
+    for text in blocks("rehearsal"):
+        assert parse_script(text.encode(), "README.md").roles
 
 
 def test_draft_examples_pass_the_gate_rules() -> None:

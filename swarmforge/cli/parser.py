@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -47,7 +48,25 @@ def build() -> argparse.ArgumentParser:
     run_cmd.add(sub)
     demo_cmd.add(sub)
     setup_cmd.add(sub)
+    from swarmforge.cli import rehearse_cmd
+
+    rehearse_cmd.add(sub)
+    from swarmforge.cli import send_cmd
+
+    send_cmd.add(sub)
+    from swarmforge.cli import trust_cmd
+
+    trust_cmd.add(sub)
     return parser
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def unwind_on_sigterm() -> None:
+    """Make SIGTERM unwind this command as Ctrl-C does, so its clean-up runs."""
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 def project_root(option: str | None) -> str:

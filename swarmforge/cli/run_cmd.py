@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import time
 
@@ -74,11 +73,8 @@ def _root(ns: argparse.Namespace) -> str:
     return os.path.realpath(top if top is not None else os.getcwd())
 
 
-def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 def _run(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import unwind_on_sigterm
     from swarmforge.run.orchestrator import Orchestrator
     from swarmforge.run.specfile import load_spec
 
@@ -88,7 +84,7 @@ def _run(ns: argparse.Namespace) -> int:
     say = (lambda m: None) if ns.json else (lambda m: print(m, file=sys.stderr, flush=True))
     # SIGTERM unwinds the run as Ctrl-C does: the commands it started are killed, the
     # journal is synced and closed, and what was running runs again on the next resume.
-    signal.signal(signal.SIGTERM, _terminated)
+    unwind_on_sigterm()
     result = Orchestrator(_root(ns), spec, max_concurrency=ns.max_concurrency, progress=say).run()
     if ns.json:
         print(json.dumps(result, indent=2))

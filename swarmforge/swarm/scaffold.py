@@ -3,8 +3,10 @@
 A pack is `conf/<pack>/` (its `swarmforge.conf` and its own constitution
 articles). Scaffolding copies it, the shipped constitution, the shared articles
 and the prompt of every agent role into `<dir>/swarmforge/`, as `load_config`
-expects them. Existing files are never replaced unless asked: without `force`
-either every file is written or none is.
+expects them, and writes two TOML files made for the pack's roles (with
+tomli-w): `swarmforge.toml`, the settings swarmforge.conf has no word for, and
+`rehearse.toml`, an example rehearsal script. Existing files are never
+replaced unless asked: without `force` either every file is written or none is.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import dataclass
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.swarm import example
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
+from swarmforge.swarm.example import REHEARSAL_FILE
 from swarmforge.swarm.prompts import (
     ARTICLES_DIR,
     article_names,
@@ -22,6 +26,7 @@ from swarmforge.swarm.prompts import (
     shipped_packs_dir,
     shipped_roles_dir,
 )
+from swarmforge.swarm.settings import settings_path
 from swarmforge.swarm.spec import SwarmConfig
 
 DEFAULT_PACK = "two-pack"
@@ -30,10 +35,18 @@ PACK_CONFIG = "swarmforge.conf"
 
 @dataclass(frozen=True)
 class Copy:
-    """One file to scaffold: where it goes and the shipped file it comes from."""
+    """One file to scaffold: where it goes, and the shipped file it comes from or its bytes."""
 
     target: str
     source: str
+    data: bytes | None = None
+
+    def read(self) -> bytes:
+        """The file's contents."""
+        if self.data is not None:
+            return self.data
+        with open(self.source, "rb") as f:
+            return f.read()
 
 
 @dataclass(frozen=True)
@@ -100,12 +113,10 @@ def plan(pack: str, directory: str) -> list[Copy]:
         if not os.path.isfile(source):
             raise CorruptFile(config.path, role.line, f"no shipped prompt for role '{role.name}'")
         copies.append(Copy(role_prompt_path(root, role.name), source))
+    generated = "(generated for the pack's roles)"
+    copies.append(Copy(settings_path(root), generated, example.settings(config)))
+    copies.append(Copy(os.path.join(root, REHEARSAL_FILE), generated, example.rehearsal(config)))
     return copies
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def _refuse(existing: list[str]) -> SwarmforgeError:
@@ -120,7 +131,7 @@ def _publish_new(copy: Copy) -> bool:
     """Write `copy` unless its target exists (then False); a link, so nothing is replaced."""
     tmp = fsutil.temp_name(copy.target)
     try:
-        fsutil.write_new(tmp, _read(copy.source))
+        fsutil.write_new(tmp, copy.read())
     except BaseException:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -163,7 +174,7 @@ def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Sc
         _make_dirs(copies)
         if force:
             for copy in copies:
-                fsutil.atomic_write(copy.target, _read(copy.source))
+                fsutil.atomic_write(copy.target, copy.read())
         else:
             _write_all_or_none(copies)
     except OSError as exc:

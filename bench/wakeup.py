@@ -1,0 +1,140 @@
+"""Wake-up latency and start-up time of real agents (claude and codex) in the swarm.
+
+A two-role swarm (a claude coder in the main checkout, a codex cleaner in a
+worktree) runs in tmux against the scripted model on loopback, which ends every
+turn at once. Measured:
+
+- `up`: from calling `up` to each agent's first model request;
+- wake-up: from `swarmforge send` queueing a handoff for an idle agent to that
+  agent's next model request (gate, delivery, the daemon's wake-up, the agent's
+  own reaction), `--count` times per agent;
+- baseline, measured in the same run and interleaved with the wake-ups: the same
+  wake line pasted straight into the agent's pane (no gate, no daemon), to the
+  agent's next model request. The ratio shows what the swarm adds to the agent's
+  own reaction time.
+
+Run: .venv/bin/python bench/wakeup.py [--count 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from swarmforge.handoff import gate
+from swarmforge.handoff.notify import WAKE_LINE, TmuxNotifier, project_socket
+from swarmforge.rehearse.model import ModelServer, Reply
+from swarmforge.rehearse.rehearsal import agent_env
+from swarmforge.swarm import launcher
+
+ROLES = {"coder": "claude", "cleaner": "codex"}
+SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the next wake-up
+TIMEOUT = 30.0
+
+
+def _git(cwd: str, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_project(root: str) -> str:
+    """A git project whose swarm is a claude coder and a codex cleaner."""
+    os.makedirs(os.path.join(root, "swarmforge", "roles"))
+    _git(root, "init", "-q", "-b", "main")
+    with open(os.path.join(root, "swarmforge", "swarmforge.conf"), "w") as f:
+        f.write("window coder claude master\nwindow cleaner codex cleaner\n")
+    with open(os.path.join(root, "swarmforge", "constitution.prompt"), "w") as f:
+        f.write("Work carefully.\n")
+    for role in ROLES:
+        with open(os.path.join(root, "swarmforge", "roles", f"{role}.prompt"), "w") as f:
+            f.write(f"You are the {role}.\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "swarm")
+    return root
+
+
+def next_request(server: ModelServer, role: str, after: float) -> float:
+    """When `role`'s agent next opened a turn after `after` (time.time())."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        for exchange in server.exchanges(role):
+            if exchange.new_turn and not exchange.side and exchange.at > after:
+                return exchange.at
+        time.sleep(0.002)
+    raise SystemExit(f"{role} made no request within {TIMEOUT:.0f} s")
+
+
+def summary(name: str, values: list[float]) -> str:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return (
+        f"{name:30s} n={len(values):3d}  p50 {statistics.median(values) * 1000:7.0f} ms  "
+        f"p90 {p90 * 1000:7.0f} ms  max {ordered[-1] * 1000:7.0f} ms"
+    )
+
+
+def measure(root: str, count: int) -> None:
+    server = ModelServer(lambda exchange: Reply(text="ok"))
+    server.start()
+    env = {
+        role: agent_env(agent, os.path.join(root, "..", "homes", role), root, server.base_url(role))
+        for role, agent in ROLES.items()
+    }
+    try:
+        started = time.time()
+        launcher.up(root, "tmux", stagger=0.0, role_env=env)
+        firsts = {role: next_request(server, role, started) - started for role in ROLES}
+        for role, seconds in firsts.items():
+            print(f"up to first model request: {role} ({ROLES[role]}) {seconds * 1000:.0f} ms")
+        print(f"up to both agents' first request: {max(firsts.values()) * 1000:.0f} ms")
+        typist = TmuxNotifier(project_socket(root), background=False)
+        for role, agent in ROLES.items():
+            woken: list[float] = []
+            typed: list[float] = []
+            for n in range(count):
+                time.sleep(SETTLE)
+                sent = time.time()
+                gate.send(root, role, f"Benchmark handoff {n}.")
+                woken.append(next_request(server, role, sent) - sent)
+                time.sleep(SETTLE)
+                pasted = time.time()
+                typist.submit(f"swarmforge-{role}", WAKE_LINE)
+                typed.append(next_request(server, role, pasted) - pasted)
+            print(summary(f"wake-up via the swarm, {agent}", woken))
+            print(summary(f"baseline: pasted by hand, {agent}", typed))
+            ratio = statistics.median(woken) / statistics.median(typed)
+            print(f"{'ratio of medians (swarm / hand)':30s} {ratio:.2f}")
+    finally:
+        launcher.down(root, purge=True)
+        server.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=20, help="wake-ups per agent (default 20)")
+    ns = parser.parse_args()
+    for agent in ROLES.values():
+        if shutil.which(agent) is None:
+            print(
+                f"{agent} is not on PATH (./setup.sh installs it into .venv/bin)", file=sys.stderr
+            )
+            return 1
+    work = tempfile.mkdtemp(prefix="swarmforge-bench-wakeup-")
+    try:
+        measure(make_project(os.path.join(work, "project")), ns.count)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

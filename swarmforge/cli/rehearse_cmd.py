@@ -1,0 +1,85 @@
+"""`swarmforge rehearse SCRIPT`: the swarm with the real agent CLIs against a scripted model."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+SHOWN_LINES = 3  # of each command's output
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `rehearse`."""
+    rehearse = sub.add_parser(
+        "rehearse",
+        help="run the swarm with the real claude/codex CLIs against a scripted model, offline",
+        description="Copy the project to a temporary directory, start its swarm in tmux with "
+        "every claude and codex agent talking to a scripted model on loopback (each with a "
+        "throw-away home), play each role's scripted turns, stop everything and report. "
+        "Exits 0 only if every expectation of the script held.",
+    )
+    rehearse.add_argument("script", help="the rehearsal script (TOML; `init` writes an example)")
+    rehearse.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+    rehearse.add_argument(
+        "--backend",
+        choices=("tmux", "headless"),
+        default="tmux",
+        help="agents in tmux sessions (default), or their non-interactive modes, once per task",
+    )
+    rehearse.add_argument(
+        "--keep", action="store_true", help="keep the copy the swarm ran on, and say where"
+    )
+    rehearse.add_argument("--json", action="store_true", help="print the report as JSON")
+    rehearse.set_defaults(handler=_rehearse)
+
+
+def _root(ns: argparse.Namespace) -> str:
+    from swarmforge.cli.swarm_cmd import config_root
+
+    return config_root(ns.project)
+
+
+def _rehearse(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.parser import unwind_on_sigterm
+    from swarmforge.rehearse.rehearsal import rehearse
+
+    # Stopped from outside, a rehearsal still stops its swarm and removes its copy.
+    unwind_on_sigterm()
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    outcome = rehearse(_root(ns), ns.script, backend=ns.backend, keep=ns.keep, progress=say)
+    if ns.json:
+        print(json.dumps({"ok": outcome.ok, **dataclasses.asdict(outcome)}, indent=2))
+        return EXIT_OK if outcome.ok else EXIT_FAILURE
+    for role, report in outcome.roles.items():
+        print(f"{role}:")
+        for turn in report.turns:
+            opening = turn.prompt.strip().splitlines()[0][:70] if turn.prompt.strip() else ""
+            print(f"  turn {turn.number}: {opening}")
+            for command, output in zip(turn.commands, turn.outputs, strict=False):
+                print(f"    $ {command}")
+                for line in output.strip().splitlines()[-SHOWN_LINES:]:
+                    print(f"      {line}")
+            if turn.received:
+                print(f"    completed handoffs from: {', '.join(turn.received)}")
+            if turn.sent:
+                print(f"    sent handoffs to: {', '.join(turn.sent)}")
+        if report.unscripted_turns:
+            print(f"  (+{report.unscripted_turns} message(s) after its script ended)")
+    if outcome.copy:
+        print(f"the copy it ran on is kept at {outcome.copy}")
+    if outcome.ok:
+        print("rehearsal passed: every expectation held")
+        return EXIT_OK
+    print("rehearsal FAILED:")
+    for problem in outcome.problems:
+        print(f"  {problem}")
+    return EXIT_FAILURE

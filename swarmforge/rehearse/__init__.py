@@ -1,0 +1,1 @@
+"""Rehearsals: the real agent CLIs driven offline by a scripted model server."""

@@ -1,0 +1,210 @@
+"""`rehearse`: the project's swarm, with the real agent CLIs, against a scripted model.
+
+The swarm runs on a throw-away copy of the project (a clone of its history with
+its current `swarmforge/` laid over it), never in the project itself. Each agent
+gets a throw-away home seeded for unattended use and talks only to the scripted
+model on loopback, so a rehearsal costs nothing and needs no network. It starts
+the swarm (in tmux, or headless), queues the script's opening handoffs, waits
+until every scripted role has played all its turns (or the script's timeout),
+stops everything, and reports what each role did.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from swarmforge import proc
+from swarmforge.errors import SwarmforgeError
+from swarmforge.handoff import gate
+from swarmforge.rehearse.director import Director, Played
+from swarmforge.rehearse.model import ModelServer
+from swarmforge.rehearse.script import Script, check_roles, load_script
+from swarmforge.swarm import agentconf, launcher
+from swarmforge.swarm.config import SWARMFORGE_DIR, load_config
+from swarmforge.swarm.spec import EXEC, SwarmConfig
+
+Progress = Callable[[str], None]
+API_KEY = "sk-rehearsal-0000000000000000000000000000"
+KEY_VARIABLE = "SWARMFORGE_REHEARSAL_KEY"
+POLL = 0.2
+SCREEN_LINES = 25
+# claude makes no call beyond its model endpoint with these.
+CLAUDE_OFFLINE = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+}
+
+
+@dataclass(frozen=True)
+class RoleReport:
+    """What one role did: the turns it played, and how many messages came after its script."""
+
+    turns: list[Played]
+    scripted_turns: int
+    unscripted_turns: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished rehearsal: what each role did, and every expectation that failed."""
+
+    project: str
+    copy: str | None  # the copy it ran on, when kept
+    roles: dict[str, RoleReport]
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """True when every expectation held."""
+        return not self.problems
+
+
+def _git(cwd: str, *args: str) -> proc.Completed:
+    return proc.run(["git", "-C", cwd, *args])
+
+
+def copy_project(root: str, dest: str) -> str:
+    """A throw-away copy of the project at `root`: its history and current swarmforge/."""
+    has_history = _git(root, "rev-parse", "--verify", "-q", "HEAD").ok
+    made = proc.run(
+        ["git", "clone", "-q", root, dest] if has_history else ["git", "init", "-q", dest]
+    )
+    if not made.ok:
+        detail = made.stderr.decode(errors="replace").strip()
+        raise SwarmforgeError(f"Cannot copy {root} for the rehearsal: {detail}")
+    shutil.copytree(
+        os.path.join(root, SWARMFORGE_DIR), os.path.join(dest, SWARMFORGE_DIR), dirs_exist_ok=True
+    )
+    # Agents commit with a throw-away home: the copy carries its own identity.
+    _git(dest, "config", "user.name", "swarmforge rehearsal")
+    _git(dest, "config", "user.email", "rehearsal@swarmforge.invalid")
+    if _git(dest, "status", "--porcelain", "--", SWARMFORGE_DIR).stdout.strip():
+        _git(dest, "add", "--", SWARMFORGE_DIR)
+        _git(dest, "commit", "-q", "-m", "Swarm configuration as rehearsed")
+    return dest
+
+
+def agent_env(agent: str, home: str, project: str, base_url: str) -> dict[str, str]:
+    """The environment that points one agent at its throw-away home and the scripted model."""
+    provider = agentconf.Provider(base_url=base_url, env_key=KEY_VARIABLE)
+    seeded = agentconf.seed_home(home, project, api_key=API_KEY, codex_provider=provider)
+    env = {**seeded.env(), KEY_VARIABLE: API_KEY}
+    if agent == "claude":
+        env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_OFFLINE}
+    return env
+
+
+def _check_agents(config: SwarmConfig) -> None:
+    others = [r for r in config.roles if r.agent not in ("claude", "codex", EXEC)]
+    if others:
+        names = ", ".join(f"{r.name} ({r.agent})" for r in others)
+        raise SwarmforgeError(
+            f"A rehearsal plays claude and codex roles (and runs exec roles); not {names}.",
+            hint="Rehearse a configuration whose agent roles are claude or codex.",
+        )
+
+
+def _stalled(director: Director, limit: float, project: str) -> list[str]:
+    """A problem for each role that stopped answering mid-turn, with what its screen shows."""
+    from swarmforge.handoff.notify import project_socket
+    from swarmforge.swarm.tmux import Tmux
+
+    problems = []
+    for role, turn, command in director.stalled(limit):
+        try:
+            screen = Tmux(project_socket(project)).capture(f"=swarmforge-{role}:", SCREEN_LINES)
+        except SwarmforgeError:
+            screen = []
+        shown = "".join(f"\n    | {line}" for line in screen if line.strip())
+        problems.append(
+            f"role {role}, turn {turn}: no result of `{command}` after {limit:.0f} s "
+            f"(waiting for an approval?); its screen:{shown}"
+        )
+    return problems
+
+
+def _wait(director: Director, script: Script, project: str, progress: Progress) -> list[str]:
+    """Wait until every role has played its turns; the problems that ended the wait early."""
+    deadline = time.monotonic() + script.timeout
+    shown: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        for role, line in director.progress().items():
+            if shown.get(role) != line:
+                progress(f"{role}: {line}")
+                shown[role] = line
+        if director.finished():
+            return []
+        stalled = _stalled(director, script.stall, project)
+        if stalled:
+            return stalled
+        time.sleep(POLL)
+    return [f"timed out after {script.timeout:.0f} s"]
+
+
+def _play(
+    script: Script,
+    config: SwarmConfig,
+    project: str,
+    work: str,
+    backend: str,
+    progress: Progress,
+) -> tuple[Director, list[str]]:
+    worktrees = {r.name: r.worktree_path(project) for r in config.roles}
+    director = Director(script, worktrees)
+    problems: list[str] = []
+    with ModelServer(director.decide) as server:
+        env = {
+            r.name: agent_env(
+                r.agent, os.path.join(work, "homes", r.name), project, server.base_url(r.name)
+            )
+            for r in config.roles
+            if r.agent in ("claude", "codex")
+        }
+        try:
+            launcher.up(project, backend, stagger=0.0, role_env=env, progress=progress)
+            for send in script.send:
+                path, _ = gate.send(project, send.to, send.text, type_=send.type)
+                progress(f"sent {os.path.basename(path)}")
+            problems += _wait(director, script, project, progress)
+        finally:
+            progress("stopping the swarm")
+            launcher.down(project, purge=True)
+        problems += [f"model: {error}" for error in server.errors()]
+    return director, problems
+
+
+def rehearse(
+    root: str,
+    script_path: str,
+    *,
+    backend: str = "tmux",
+    keep: bool = False,
+    progress: Progress = lambda line: None,
+) -> Outcome:
+    """Rehearse the swarm of the project at `root` with the script at `script_path`."""
+    root = os.path.realpath(root)
+    script = load_script(script_path)
+    config = load_config(root)
+    _check_agents(config)
+    check_roles(script, script_path, {r.name: r.agent for r in config.roles})
+    work = tempfile.mkdtemp(prefix="swarmforge-rehearsal-")
+    try:
+        project = copy_project(root, os.path.join(work, "project"))
+        progress(f"rehearsing on a copy of {root} in {project}")
+        director, problems = _play(script, load_config(project), project, work, backend, progress)
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    roles = {
+        role: RoleReport(list(stage.played), len(stage.turns), stage.unscripted)
+        for role, stage in director.stages.items()
+    }
+    return Outcome(root, work if keep else None, roles, director.problems() + problems)

@@ -1,0 +1,267 @@
+"""The real claude and codex CLIs working in the swarm, offline against the scripted model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import tomli_w
+
+from swarmforge.handoff.notify import TmuxNotifier, project_socket
+from swarmforge.rehearse.model import Exchange, ModelServer, Reply
+from swarmforge.rehearse.rehearsal import agent_env
+from swarmforge.swarm import launcher, lifecycle, procs, runrecord
+from swarmforge.swarm.config import load_config
+from tests.realagents import require_cli
+from tests.support import git, retry_until
+from tests.support import run_cli as sf
+from tests.test_swarm import make_swarm, nothing_left
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+# Both agents may run any command: the script, not a person, decides what runs.
+CHAIN = (
+    "window coder claude master --allowedTools Bash\n"
+    "window cleaner codex cleaner batch --dangerously-bypass-approvals-and-sandbox\n"
+)
+OPENING = "Read swarmforge/constitution.prompt"
+
+
+def _agents_path() -> str:
+    dirs = {os.path.dirname(require_cli(name)) for name in ("claude", "codex")}
+    return "".join(f"{d}:" for d in sorted(dirs))
+
+
+def _project(repo: Path, conf: str, script: str | None = None) -> Path:
+    r = sf("init", "--pack", "two-pack", ".", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    (repo / "swarmforge" / "swarmforge.conf").write_text(conf)
+    if script is not None:
+        (repo / "swarmforge" / "rehearse.toml").write_text(script)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm")
+    return repo
+
+
+def _rehearse(repo: Path, *args: str) -> tuple[int, dict[str, object], str]:
+    r = sf(
+        "rehearse", "swarmforge/rehearse.toml", "--json", "--keep", *args,
+        cwd=repo, path_extra=_agents_path(), timeout=300,
+    )  # fmt: skip
+    report: dict[str, object] = json.loads(r.stdout) if r.stdout.strip() else {}
+    copy = report.get("copy")
+    if isinstance(copy, str):
+        nothing_left(Path(copy) / "project")
+        shutil.rmtree(copy)
+    return r.returncode, report, r.stderr
+
+
+def _turns(report: dict[str, object], role: str) -> list[dict[str, object]]:
+    roles = report["roles"]
+    assert isinstance(roles, dict)
+    turns: list[dict[str, object]] = roles[role]["turns"]
+    return turns
+
+
+def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path) -> None:
+    _project(repo, CHAIN)
+    head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+    code, report, stderr = _rehearse(repo)
+    assert code == 0, f"{report.get('problems')}\n{stderr}"
+    coder, cleaner = _turns(report, "coder"), _turns(report, "cleaner")
+    assert coder[0]["sent"] == ["cleaner"] and coder[1]["received"] == ["cleaner"]
+    assert cleaner[1]["received"] == ["coder"] and cleaner[1]["sent"] == ["coder"]
+    assert "hello from the rehearsal" in " ".join(cleaner[1]["outputs"])  # type: ignore[arg-type]
+    # The user's own project is never touched: everything ran on a copy.
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
+    assert not (repo / ".worktrees").exists() and not (repo / ".swarmforge").exists()
+
+
+def test_rehearsal_fails_naming_the_role_and_the_turn(repo: Path) -> None:
+    script = (
+        'timeout = 120\n[[roles.coder.turns]]\nrun = ["echo hello"]\n'
+        'expect = { output = ["goodbye"], sent = ["cleaner"] }\n'
+    )
+    _project(repo, CHAIN, script)
+    code, report, _ = _rehearse(repo)
+    assert code == 1
+    assert report["problems"] == [
+        "role coder, turn 1: expected 'goodbye' in the commands' output",
+        "role coder, turn 1: expected a handoff to cleaner; none was queued",
+    ]
+
+
+def _draft(headers: str, *args: str) -> str:
+    """A command that writes a handoff draft with printf and hands it to the gate."""
+    return " ".join(
+        ["printf", f"'{headers}'", *args, "> .swarmforge/d && swarm_handoff.sh .swarmforge/d"]
+    )
+
+
+HANDOFF = "type: git_handoff\\nto: cleaner\\npriority: 50\\ntask: greeting\\ncommit: %s\\n"
+HEADLESS = tomli_w.dumps(
+    {
+        "timeout": 180,
+        "send": [{"to": "coder", "text": "Add a greeting and hand it to the cleaner."}],
+        "roles": {
+            "coder": {
+                "turns": [
+                    {
+                        "run": [
+                            "echo hi > greeting.txt && git add greeting.txt"
+                            " && git commit -q -m greeting",
+                            _draft(HANDOFF, '"$(git rev-parse --short=10 HEAD)"'),
+                        ],
+                        "expect": {"output": ["HANDOFF QUEUED"], "sent": ["cleaner"]},
+                    },
+                    {"say": "Thanks."},
+                ]
+            },
+            "cleaner": {
+                "turns": [
+                    {
+                        "run": [
+                            "git merge --no-edit $(git rev-parse --verify -q main)"
+                            " && cat greeting.txt",
+                            _draft("type: note\\nto: coder\\npriority: 50\\nmessage: merged\\n"),
+                        ],
+                        "expect": {"output": ["hi", "HANDOFF QUEUED"], "sent": ["coder"]},
+                    }
+                ]
+            },
+        },
+    }
+)
+
+
+@pytest.mark.slow
+def test_the_same_chain_runs_headless(repo: Path) -> None:
+    _project(repo, CHAIN, HEADLESS)
+    code, report, stderr = _rehearse(repo, "--backend", "headless")
+    assert code == 0, f"{report.get('problems')}\n{stderr}"
+    coder = _turns(report, "coder")
+    assert "Add a greeting" in str(coder[0]["prompt"]) and "merged" in str(coder[1]["prompt"])
+    assert _turns(report, "cleaner")[0]["sent"] == ["coder"]
+
+
+class LiveSwarm:
+    """A swarm of real agents in tmux; the model has each run `first` commands, then talk."""
+
+    def __init__(self, repo: Path, homes: Path) -> None:
+        self.repo = repo
+        self.homes = homes
+        self.server = ModelServer(self.decide)
+        self.first: list[str] = []
+
+    def decide(self, exchange: Exchange) -> Reply:
+        if exchange.new_turn and self.first:
+            return Reply(command=self.first.pop(0))
+        return Reply(text="Ready.")
+
+    def up(self, keep_codex_daemon: bool = False) -> runrecord.RunRecord:
+        self.server.start()
+        env = {}
+        config = load_config(str(self.repo))
+        for role in config.roles:
+            home = self.homes / role.name
+            env[role.name] = agent_env(
+                role.agent, str(home), str(self.repo), self.server.base_url(role.name)
+            )
+            env[role.name]["PATH"] = _agents_path() + os.environ.get("PATH", "/usr/bin:/bin")
+            if keep_codex_daemon:
+                toml = home / ".codex" / "config.toml"
+                settings = tomllib.loads(toml.read_text())
+                del settings["features"]  # codex then starts its shared app-server
+                toml.write_text(tomli_w.dumps(settings))
+        record, _ = launcher.up(str(self.repo), "tmux", stagger=0, role_env=env)
+        return record
+
+    def openings(self, role: str) -> list[Exchange]:
+        return [e for e in self.server.exchanges(role) if e.new_turn and OPENING in e.user_text]
+
+    def down(self) -> None:
+        try:
+            launcher.down(str(self.repo))
+        finally:
+            self.server.stop()
+
+
+@pytest.fixture
+def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
+    swarm = LiveSwarm(repo, tmp_path / "homes")
+    try:
+        yield swarm
+    finally:
+        swarm.down()
+    nothing_left(repo)
+
+
+@pytest.mark.slow
+def test_a_killed_agent_is_shown_exited_and_restarted_with_its_prompt(
+    repo: Path, live: LiveSwarm
+) -> None:
+    make_swarm(repo, "window coder claude master\n")
+    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    record = live.up()
+    retry_until(lambda: len(live.openings("coder")) == 1, timeout=30)
+    life = lifecycle.load(str(repo), "coder", record.run_id)
+    assert life is not None and life.pid and psutil.Process(life.pid).name() == "claude"
+    os.kill(life.pid, signal.SIGKILL)
+    retry_until(lambda: len(live.openings("coder")) == 2, timeout=30)
+    state = json.loads(sf("status", "--json", cwd=repo).stdout)
+    process = state["roles"][0]["process"]
+    assert process["state"] == "running" and process["restarts"] == 1
+    assert process["exit_code"] == 128 + signal.SIGKILL
+    shown = sf("status", cwd=repo).stdout
+    assert f"restarted 1 time(s); last exit {128 + signal.SIGKILL}" in shown
+
+
+@pytest.mark.slow
+def test_a_wake_up_of_over_2000_characters_is_submitted_to_codex(
+    repo: Path, live: LiveSwarm
+) -> None:
+    make_swarm(repo, "window cleaner codex cleaner\n")
+    (repo / "swarmforge" / "roles" / "cleaner.prompt").write_text("Clean.\n")
+    live.up()
+    retry_until(lambda: len(live.openings("cleaner")) == 1, timeout=30)
+    retry_until(lambda: len(live.server.exchanges("cleaner")) >= 1, timeout=10)
+    text = "Please handle this: " + " ".join(f"item-{n:04d}" for n in range(220)) + " END"
+    assert len(text) > 2000
+    notifier = TmuxNotifier(project_socket(str(repo)), background=False)
+    retry_until(lambda: notifier.submit("swarmforge-cleaner", text), timeout=30)
+    retry_until(
+        lambda: any(e.new_turn and "item-0219 END" in e.user_text for e in live.server.exchanges()),
+        timeout=30,
+    )
+
+
+@pytest.mark.slow
+def test_down_ends_every_process_of_the_run_codex_daemon_included(
+    repo: Path, live: LiveSwarm
+) -> None:
+    # Outside codex's sandbox, whose process namespace would end the daemon with the command.
+    make_swarm(repo, "window cleaner codex cleaner --dangerously-bypass-approvals-and-sandbox\n")
+    (repo / "swarmforge" / "roles" / "cleaner.prompt").write_text("Clean.\n")
+    # codex starts its shared app-server itself unless told not to (and never when given
+    # a -c option, as the swarm gives it); the agent starts it here as codex would.
+    live.first = ["codex app-server daemon start"]
+    record = live.up(keep_codex_daemon=True)
+    retry_until(lambda: len(live.openings("cleaner")) == 1, timeout=30)
+
+    def daemons() -> list[psutil.Process]:
+        return [
+            p
+            for p in procs.tagged(str(repo), record.run_id)
+            if "app-server" in " ".join(p.cmdline())
+        ]
+
+    retry_until(lambda: daemons() != [], timeout=30)
+    launcher.down(str(repo))
+    assert daemons() == [] and procs.tagged(str(repo)) == []
