@@ -77,7 +77,7 @@ def summary(name: str, values: list[float]) -> str:
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
     return (
-        f"{name:30s} n={len(values):3d}  p50 {statistics.median(values) * 1000:7.0f} ms  "
+        f"{name:32s} n={len(values):3d}  p50 {statistics.median(values) * 1000:7.0f} ms  "
         f"p90 {p90 * 1000:7.0f} ms  max {ordered[-1] * 1000:7.0f} ms"
     )
 
@@ -112,7 +112,7 @@ def measure(root: str, count: int) -> None:
             print(summary(f"wake-up via the swarm, {agent}", woken))
             print(summary(f"baseline: pasted by hand, {agent}", typed))
             ratio = statistics.median(woken) / statistics.median(typed)
-            print(f"{'ratio of medians (swarm / hand)':30s} {ratio:.2f}")
+            print(f"{'ratio of medians (swarm / hand)':32s} {ratio:.2f}")
     finally:
         launcher.down(root, purge=True)
         server.stop()

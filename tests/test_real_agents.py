@@ -265,3 +265,30 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     retry_until(lambda: daemons() != [], timeout=30)
     launcher.down(str(repo))
     assert daemons() == [] and procs.tagged(str(repo)) == []
+
+
+@pytest.mark.slow
+def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
+    repo: Path, live: LiveSwarm, tmp_path: Path
+) -> None:
+    make_swarm(repo, CHAIN)
+    for role in ("coder", "cleaner"):
+        (repo / "swarmforge" / "roles" / f"{role}.prompt").write_text("Work.\n")
+        home = tmp_path / "homes" / role
+        home.mkdir(parents=True)
+        for start_up in (".bashrc", ".bash_profile", ".profile", ".zshrc"):
+            (home / start_up).write_text("export PATH=/usr/bin:/bin\n")
+    where = "command -v ready_for_next.sh swarmforge || echo MISSING"
+    live.first = [where, where]
+    live.up()
+    bin_dir = repo / ".swarmforge" / "bin"
+
+    def found() -> list[str]:
+        return [
+            e.role
+            for e in live.server.exchanges()
+            if f"{bin_dir}/swarmforge" in (e.tool_output or "")
+        ]
+
+    retry_until(lambda: sorted(found()) == ["cleaner", "coder"], timeout=30)
+    assert not any("MISSING" in (e.tool_output or "") for e in live.server.exchanges())
