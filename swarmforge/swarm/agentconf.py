@@ -1,18 +1,9 @@
 """The agents' own configuration files: what stops claude or codex from starting unattended.
 
-claude keeps its state in one JSON file: `$CLAUDE_CONFIG_DIR/.claude.json`, else
-`~/.claude.json` (a non-empty legacy `.config.json` in `$CLAUDE_CONFIG_DIR`, else
-`~/.claude`, wins over both). It starts without a question when
-`hasCompletedOnboarding` is true, `projects["<repository root>"].hasTrustDialogAccepted`
-is true (the entry covers the root's subdirectories and its linked worktrees; an entry
-above the repository root does not) and, when `ANTHROPIC_API_KEY` is set, the key's last
-20 characters are in `customApiKeyResponses.approved`.
-
-codex reads `$CODEX_HOME/config.toml` (default `~/.codex`). It starts without a
-question when `[projects."<repository root>"]` has `trust_level = "trusted"` (covering
-the same directories) and it has a provider: a login in `$CODEX_HOME/auth.json`, or a
-`model_provider` that needs no OpenAI login (its key, if any, read from `env_key`).
-`OPENAI_API_KEY` alone is not enough: codex shows its sign-in screen.
+Each agent's file is read, checked and edited in its own module: `claudeconf` for
+claude's `.claude.json`, `codexconf` for codex's `config.toml`. This module picks the
+agent, plans and applies `swarmforge trust` changes and seeds throw-away homes; it also
+re-exports the agents' paths, constants and `Provider`, so callers need only this module.
 
 Nothing here writes unless asked (`apply`, `seed_home`), and an edit changes only the
 entries it must: the rest of the file stays byte for byte.
@@ -21,38 +12,42 @@ entries it must: the rest of the file stays byte for byte.
 from __future__ import annotations
 
 import difflib
-import json
 import os
-import pwd
-import re
-import shlex
 import stat
-import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-import tomli_w
-
-from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.errors import SwarmforgeError
 from swarmforge.fsutil import atomic_write
+from swarmforge.swarm import claudeconf, codexconf
+from swarmforge.swarm.agentfile import Blocker, Env, home_dir, read, trust_key
+from swarmforge.swarm.claudeconf import KEY_SUFFIX, claude_config_path
+from swarmforge.swarm.codexconf import LOCAL_PROVIDERS, Provider, codex_config_path, codex_home
 from swarmforge.swarm.spec import SwarmConfig
 
+__all__ = [
+    "AGENTS",
+    "KEY_SUFFIX",
+    "LOCAL_PROVIDERS",
+    "NEW_FILE_MODE",
+    "Blocker",
+    "Change",
+    "Env",
+    "Provider",
+    "SeededHome",
+    "agents_used",
+    "apply",
+    "blockers",
+    "claude_config_path",
+    "codex_config_path",
+    "codex_home",
+    "home_dir",
+    "plan_trust",
+    "seed_home",
+    "trust_key",
+]
+
 AGENTS = ("claude", "codex")
-KEY_SUFFIX = 20  # claude remembers an approved API key by its last 20 characters
-LOCAL_PROVIDERS = frozenset({"ollama", "lmstudio"})  # codex's built-ins that need no login
 NEW_FILE_MODE = 0o600  # what both agents give the files they create
-
-Env = Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class Blocker:
-    """Something that would stop `agent` from starting unattended, and the command that fixes it."""
-
-    agent: str
-    problem: str
-    fix: str
 
 
 @dataclass(frozen=True)
@@ -69,17 +64,6 @@ class Change:
     def created(self) -> bool:
         """True when the file does not exist yet."""
         return self.old is None
-
-
-@dataclass(frozen=True)
-class Provider:
-    """A model provider for codex: an OpenAI-style API at `base_url`, its key in `env_key`."""
-
-    base_url: str
-    env_key: str = "SWARMFORGE_MODEL_KEY"
-    name: str = "swarmforge"
-    model: str = "gpt-5"
-    wire_api: str = "responses"
 
 
 @dataclass(frozen=True)
@@ -109,298 +93,17 @@ def agents_used(config: SwarmConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r.agent for r in config.roles if r.agent in AGENTS))
 
 
-def home_dir(env: Env) -> str:
-    """The home directory the agents see: $HOME, else the account's (as Node and Rust do)."""
-    if env.get("HOME"):
-        return env["HOME"]
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except KeyError:
-        raise SwarmforgeError(
-            "HOME is not set and this account has no home directory.", hint="Set HOME."
-        ) from None
-
-
-def claude_config_path(env: Env) -> str:
-    """The JSON file claude keeps its onboarding, trust and API key answers in."""
-    config_dir = env.get("CLAUDE_CONFIG_DIR")
-    legacy = os.path.join(config_dir or os.path.join(home_dir(env), ".claude"), ".config.json")
-    if os.path.isfile(legacy) and os.path.getsize(legacy) > 0:
-        return legacy
-    suffix = "-custom-oauth" if env.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") else ""
-    return os.path.join(config_dir or home_dir(env), f".claude{suffix}.json")
-
-
-def codex_home(env: Env) -> str:
-    """codex's directory: $CODEX_HOME, else ~/.codex."""
-    return env.get("CODEX_HOME") or os.path.join(home_dir(env), ".codex")
-
-
-def codex_config_path(env: Env) -> str:
-    """codex's config.toml."""
-    return os.path.join(codex_home(env), "config.toml")
-
-
-def trust_key(project_root: str) -> str:
-    """The path both agents record trust under: the project's real path."""
-    return os.path.realpath(project_root)
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
-
-def _corrupt(path: str, line: int | None, problem: str) -> CorruptFile:
-    error = CorruptFile(path, line, problem)
-    error.hint = "Repair it by hand (the agent cannot read it either); nothing was written."
-    return error
-
-
-def _text(path: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _corrupt(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
-
-
-def _claude_doc(path: str, data: bytes | None) -> dict[str, Any]:
-    text = _text(path, data or b"")
-    if not text.strip():
-        return {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _corrupt(path, exc.lineno, f"not valid JSON: {exc.msg}") from None
-    return _object(doc, path, "the document")
-
-
-def _object(value: object, path: str, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _corrupt(path, None, f"{where} is not a JSON object")
-    return value
-
-
-def _array(value: object, path: str, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _corrupt(path, None, f"{where} is not a JSON array")
-    return value
-
-
-def _codex_doc(path: str, data: bytes | None) -> dict[str, Any]:
-    try:
-        return tomllib.loads(_text(path, data or b""))
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r" \(at line (\d+), column \d+\)$", str(exc))
-        line = int(found[1]) if found else None
-        problem = str(exc)[: found.start()] if found else str(exc)
-        raise _corrupt(path, line, f"not valid TOML: {problem}") from None
-
-
-def _table(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = doc.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _claude_trusted(path: str, doc: Mapping[str, Any], key: str) -> bool:
-    projects = _object(doc.get("projects", {}), path, "projects")
-    entry = _object(projects.get(key, {}), path, f'projects["{key}"]')
-    return entry.get("hasTrustDialogAccepted") is True
-
-
-def _claude_responses(path: str, doc: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
-    """The approved and the rejected API key suffixes."""
-    responses = _object(doc.get("customApiKeyResponses", {}), path, "customApiKeyResponses")
-    approved = _array(responses.get("approved", []), path, "customApiKeyResponses.approved")
-    return approved, _array(responses.get("rejected", []), path, "customApiKeyResponses.rejected")
-
-
-def _key_suffix(api_key: str) -> str:
-    return api_key.strip()[-KEY_SUFFIX:]
-
-
-def _claude_edit(path: str, doc: dict[str, Any], key: str, api_key: str) -> dict[str, Any]:
-    """`doc` with `key` trusted and `api_key` approved; the same object when nothing changes."""
-    new = dict(doc)
-    if not _claude_trusted(path, doc, key):
-        projects = doc.get("projects", {})
-        new["projects"] = {
-            **projects,
-            key: {**projects.get(key, {}), "hasTrustDialogAccepted": True},
-        }
-    approved, rejected = _claude_responses(path, doc)
-    suffix = _key_suffix(api_key)
-    if suffix and suffix not in approved:
-        # As claude's own setting does: approving a key takes it off the rejected list.
-        new["customApiKeyResponses"] = {
-            **doc.get("customApiKeyResponses", {}),
-            "approved": [*approved, suffix],
-            "rejected": [k for k in rejected if k != suffix],
-        }
-    return new if new != doc else doc
-
-
-def _claude_render(path: str, text: str, old: dict[str, Any], new: dict[str, Any]) -> str:
-    """`new` in the layout of `text` (claude's `JSON.stringify(obj, null, 2)`), or an error."""
-    if not text.strip():
-        return json.dumps(new, indent=2, ensure_ascii=False)
-    for ascii_only in (False, True):
-        for indent in (2, 4):
-            body = json.dumps(old, indent=indent, ensure_ascii=ascii_only)
-            if text.removesuffix("\n") == body:
-                tail = text[len(body) :]
-                return json.dumps(new, indent=indent, ensure_ascii=ascii_only) + tail
-    raise SwarmforgeError(
-        f"{path} is not laid out as claude writes it, so it cannot be changed "
-        "without rewriting the rest of it; nothing was written.",
-        hint="Run `claude` once (it rewrites the file in its own layout) and try again.",
-    )
-
-
-def _claude_blockers(project_root: str, env: Env) -> list[Blocker]:
-    path = claude_config_path(env)
-    key = trust_key(project_root)
-    api_key = env.get("ANTHROPIC_API_KEY", "")
-    try:
-        doc = _claude_doc(path, _read(path))
-        trusted = _claude_trusted(path, doc, key)
-        approved = (
-            not _key_suffix(api_key) or _key_suffix(api_key) in _claude_responses(path, doc)[0]
-        )
-    except SwarmforgeError as exc:
-        return [Blocker("claude", exc.message, f"${{EDITOR:-vi}} {shlex.quote(path)}")]
-    found = []
-    if doc.get("hasCompletedOnboarding") is not True:
-        problem = f"claude's first-run setup is not done ({path}: hasCompletedOnboarding)"
-        found.append(Blocker("claude", problem, "claude"))
-    fix = "swarmforge trust --agent claude"
-    if not trusted:
-        found.append(Blocker("claude", f"{key} is not trusted ({path})", fix))
-    if not approved:
-        problem = f"ANTHROPIC_API_KEY is not approved in {path} (claude asks before using a key)"
-        found.append(Blocker("claude", problem, fix))
-    return found
-
-
-def _codex_provider(doc: Mapping[str, Any]) -> tuple[str, bool, str | None, bool]:
-    """codex's provider: its name, whether it needs a login, its key variable, and if known."""
-    name = str(doc.get("model_provider") or "openai")
-    if name == "openai":
-        return name, True, None, True
-    if name in LOCAL_PROVIDERS:
-        return name, False, None, True
-    # openai and the local providers are built in; any other name needs its own table.
-    provider = _table(_table(doc, "model_providers"), name)
-    env_key = provider.get("env_key")
-    key = env_key if isinstance(env_key, str) and env_key else None
-    return name, provider.get("requires_openai_auth") is True, key, bool(provider)
-
-
-def _codex_login_blocker(doc: Mapping[str, Any], env: Env) -> Blocker | None:
-    """Why codex has no provider it can use, or None."""
-    name, needs_login, env_key, known = _codex_provider(doc)
-    path = codex_config_path(env)
-    if not known:
-        problem = f"model_provider '{name}' is not defined in {path}"
-        return Blocker("codex", problem, f"${{EDITOR:-vi}} {shlex.quote(path)}")
-    if env_key and not env.get(env_key):
-        problem = f"{env_key} is not set (codex's model provider '{name}' reads its key from it)"
-        return Blocker("codex", problem, f"export {env_key}=<key>")
-    auth = os.path.join(codex_home(env), "auth.json")
-    # A keyring holds the credentials where this process cannot look: assume a login.
-    elsewhere = doc.get("cli_auth_credentials_store") in ("keyring", "auto")
-    if not needs_login or elsewhere or os.path.isfile(auth):
-        return None
-    fix = "codex login"
-    if env.get("OPENAI_API_KEY"):
-        fix = "printenv OPENAI_API_KEY | codex login --with-api-key"
-    return Blocker("codex", f"codex is not logged in (no {auth}; it would ask)", fix)
-
-
-def _codex_blockers(project_root: str, env: Env) -> list[Blocker]:
-    path = codex_config_path(env)
-    if env.get("CODEX_HOME") and not os.path.isdir(env["CODEX_HOME"]):
-        problem = f"CODEX_HOME is {env['CODEX_HOME']}, which does not exist (codex will not start)"
-        return [Blocker("codex", problem, f"mkdir -p {shlex.quote(env['CODEX_HOME'])}")]
-    try:
-        doc = _codex_doc(path, _read(path))
-    except SwarmforgeError as exc:
-        return [Blocker("codex", exc.message, f"${{EDITOR:-vi}} {shlex.quote(path)}")]
-    found = []
-    key = trust_key(project_root)
-    if _table(_table(doc, "projects"), key).get("trust_level") != "trusted":
-        problem = f"{key} is not trusted ({path})"
-        found.append(Blocker("codex", problem, "swarmforge trust --agent codex"))
-    login = _codex_login_blocker(doc, env)
-    return [*found, login] if login else found
+def _unknown(agent: str) -> SwarmforgeError:
+    return SwarmforgeError(f"Unknown agent '{agent}' (expected one of {', '.join(AGENTS)})")
 
 
 def blockers(agent: str, project_root: str, env: Env) -> list[Blocker]:
     """What would stop `agent` from starting unattended in the project; [] when nothing."""
     if agent == "claude":
-        return _claude_blockers(project_root, env)
+        return claudeconf.blockers(project_root, env)
     if agent == "codex":
-        return _codex_blockers(project_root, env)
-    raise SwarmforgeError(f"Unknown agent '{agent}' (expected one of {', '.join(AGENTS)})")
-
-
-def _header(line: str) -> Any:
-    """What TOML makes of `line` alone when it is a table header (`{}` when it is not)."""
-    if not line.lstrip().startswith("["):
-        return {}
-    try:
-        return tomllib.loads(line)
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-_TRUST_LINE = re.compile(r"""^(\s*"?trust_level"?\s*=\s*)("[^"\\]*"|'[^']*')(\s*(#.*)?)$""")
-
-
-def _retrusted(lines: list[str], key: str, newline: str) -> list[str] | None:
-    """`lines` with the trust level of the existing `[projects."<key>"]` table set, or None."""
-    table: dict[str, Any] = {"projects": {key: {}}}
-    start = next((i for i, line in enumerate(lines) if _header(line) == table), None)
-    if start is None:
-        return None
-    if not lines[start].endswith("\n"):
-        lines[start] += newline
-    end = next((i for i in range(start + 1, len(lines)) if _header(lines[i])), len(lines))
-    for index in range(start + 1, end):
-        found = _TRUST_LINE.match(lines[index].rstrip("\r\n"))
-        if found:
-            tail = lines[index][len(lines[index].rstrip("\r\n")) :]
-            lines[index] = f'{found[1]}"trusted"{found[3]}{tail}'
-            return lines
-    return [*lines[: start + 1], f'trust_level = "trusted"{newline}', *lines[start + 1 :]]
-
-
-def _codex_render(path: str, text: str, doc: dict[str, Any], key: str) -> str:
-    """`text` with `key` trusted: a table appended, or one line changed; checked by parsing."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    if key not in _table(doc, "projects"):
-        added = tomli_w.dumps({"projects": {key: {"trust_level": "trusted"}}})
-        gap = "" if not text else newline if text.endswith("\n") else newline * 2
-        new: str | None = text + gap + added.replace("\n", newline)
-    else:
-        lines = _retrusted(text.splitlines(keepends=True), key, newline)
-        new = "".join(lines) if lines is not None else None
-    wanted = {**doc, "projects": {**_table(doc, "projects")}}
-    wanted["projects"][key] = {**_table(wanted["projects"], key), "trust_level": "trusted"}
-    try:
-        ok = new is not None and tomllib.loads(new) == wanted
-    except tomllib.TOMLDecodeError:
-        ok = False
-    if new is None or not ok:
-        raise SwarmforgeError(
-            f'{path} declares projects."{key}" in a form this command cannot change without '
-            "touching the rest of the file; nothing was written.",
-            hint=f'Set trust_level = "trusted" for it by hand, as [projects."{key}"] does.',
-        )
-    return new
+        return codexconf.blockers(project_root, env)
+    raise _unknown(agent)
 
 
 def _diff(path: str, old: bytes | None, new: bytes) -> str:
@@ -420,29 +123,22 @@ def plan_trust(agent: str, project_root: str, env: Env) -> Change | None:
     key = trust_key(project_root)
     if agent == "claude":
         path = claude_config_path(env)
-        old = _read(path)
-        doc = _claude_doc(path, old)
-        edited = _claude_edit(path, doc, key, env.get("ANTHROPIC_API_KEY", ""))
-        if edited is doc:
-            return None
-        new = _claude_render(path, _text(path, old or b""), doc, edited).encode()
+        old = read(path)
+        new = claudeconf.with_trust(path, old, key, env.get("ANTHROPIC_API_KEY", ""))
     elif agent == "codex":
         path = codex_config_path(env)
-        old = _read(path)
-        doc = _codex_doc(path, old)
-        if _table(_table(doc, "projects"), key).get("trust_level") == "trusted":
-            return None
-        new = _codex_render(path, _text(path, old or b""), doc, key).encode()
+        old = read(path)
+        new = codexconf.with_trust(path, old, key)
     else:
-        raise SwarmforgeError(f"Unknown agent '{agent}' (expected one of {', '.join(AGENTS)})")
-    return Change(agent, path, old, new, _diff(path, old, new))
+        raise _unknown(agent)
+    return None if new is None else Change(agent, path, old, new, _diff(path, old, new))
 
 
 def apply(change: Change) -> None:
     """Write a planned change, unless the file changed since it was planned (then refuse)."""
     # Through a symbolic link (a dotfiles manager's), to the file it names, keeping the link.
     target = os.path.realpath(change.path)
-    if _read(target) != change.old:
+    if read(target) != change.old:
         raise SwarmforgeError(
             f"{change.path} changed since the change was planned; nothing was written to it.",
             hint="Run the command again (an agent that is running may be rewriting it).",
@@ -480,23 +176,10 @@ def seed_home(
     """
     seeded = SeededHome(os.path.abspath(home))
     key = trust_key(project_root)
-    claude: dict[str, Any] = {
-        "hasCompletedOnboarding": True,
-        "projects": {key: {"hasTrustDialogAccepted": True}},
-    }
-    if api_key:
-        claude["customApiKeyResponses"] = {"approved": [_key_suffix(api_key)], "rejected": []}
-    codex: dict[str, Any] = {"check_for_update_on_startup": False}
-    if codex_provider is not None:
-        p = codex_provider
-        codex |= {"model_provider": p.name, "model": p.model}
-        entry = {"name": p.name, "base_url": p.base_url, "env_key": p.env_key}
-        codex["model_providers"] = {p.name: {**entry, "wire_api": p.wire_api}}
-    codex["features"] = {"daemon_auto_start": False}
-    codex["projects"] = {key: {"trust_level": "trusted"}}
-    _write_new(seeded.claude_config, json.dumps(claude, indent=2, ensure_ascii=False).encode())
-    _write_new(os.path.join(seeded.codex_home, "config.toml"), tomli_w.dumps(codex).encode())
+    claude = claudeconf.fresh_config(key, api_key)
+    codex = codexconf.fresh_config(key, codex_provider)
+    _write_new(seeded.claude_config, claude)
+    _write_new(os.path.join(seeded.codex_home, "config.toml"), codex)
     if api_key and codex_provider is None:
-        auth = {"auth_mode": "apikey", "OPENAI_API_KEY": api_key}
-        _write_new(os.path.join(seeded.codex_home, "auth.json"), json.dumps(auth).encode())
+        _write_new(os.path.join(seeded.codex_home, "auth.json"), codexconf.fresh_auth(api_key))
     return seeded

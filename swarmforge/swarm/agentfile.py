@@ -1,0 +1,73 @@
+"""What claude's and codex's config modules share: homes, trust keys, reading, `Blocker`.
+
+Both agents look under the home directory they see and record trust under the
+project's real path. A missing file reads as None; one the agent could not read
+either is a `CorruptFile` whose hint says nothing was written.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from swarmforge.errors import CorruptFile, SwarmforgeError
+
+Env = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Something that would stop `agent` from starting unattended, and the command that fixes it."""
+
+    agent: str
+    problem: str
+    fix: str
+
+
+def home_dir(env: Env) -> str:
+    """The home directory the agents see: $HOME, else the account's (as Node and Rust do)."""
+    if env.get("HOME"):
+        return env["HOME"]
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        raise SwarmforgeError(
+            "HOME is not set and this account has no home directory.", hint="Set HOME."
+        ) from None
+
+
+def trust_key(project_root: str) -> str:
+    """The path both agents record trust under: the project's real path."""
+    return os.path.realpath(project_root)
+
+
+def read(path: str) -> bytes | None:
+    """The file's bytes, or None when there is no file."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def corrupt(path: str, line: int | None, problem: str) -> CorruptFile:
+    """The error for an agent file that cannot be read (`line` where known)."""
+    error = CorruptFile(path, line, problem)
+    error.hint = "Repair it by hand (the agent cannot read it either); nothing was written."
+    return error
+
+
+def text(path: str, data: bytes) -> str:
+    """`data` as UTF-8, or the error naming the first line that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise corrupt(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
+
+
+def edit_command(path: str) -> str:
+    """The fix for a file only a person can repair: open it in their editor."""
+    return f"${{EDITOR:-vi}} {shlex.quote(path)}"
