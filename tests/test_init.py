@@ -173,3 +173,21 @@ def test_a_file_that_appears_during_init_is_kept_and_the_rest_taken_back(tmp_pat
     assert str(late) in caught.value.details[0]
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == [late]
     assert late.read_text() == "someone else's\n"
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_init_writes_settings_and_an_example_rehearsal_for_the_packs_roles(
+    pack: str, tmp_path: Path
+) -> None:
+    from swarmforge.rehearse.script import check_roles, parse_script
+    from swarmforge.swarm.settings import load_settings
+
+    assert sf("init", "--pack", pack, str(tmp_path), cwd=tmp_path).returncode == 0
+    config = load_config(str(tmp_path))
+    settings = load_settings(str(tmp_path), config.names)
+    assert set(settings.roles) == set(config.names)
+    path = tmp_path / "swarmforge" / "rehearse.toml"
+    script = parse_script(path.read_bytes(), str(path))
+    check_roles(script, str(path), {r.name: r.agent for r in config.roles})
+    coder = script.roles["coder"].turns
+    assert coder[0].expect.sent and coder[1].expect.completed == 1

@@ -292,3 +292,21 @@ def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
 
     retry_until(lambda: sorted(found()) == ["cleaner", "coder"], timeout=30)
     assert not any("MISSING" in (e.tool_output or "") for e in live.server.exchanges())
+
+
+@pytest.mark.slow
+def test_an_agent_waiting_for_an_approval_ends_the_rehearsal_with_its_screen(repo: Path) -> None:
+    script = (
+        "timeout = 120\nstall = 5\n[[roles.coder.turns]]\n"
+        'run = ["git commit -q --allow-empty -m unapproved"]\n'
+    )
+    # No --allowedTools: claude asks before it runs git commit.
+    _project(repo, CHAIN.replace(" --allowedTools Bash", ""), script)
+    code, report, _ = _rehearse(repo)
+    assert code == 1
+    problems = report["problems"]
+    assert isinstance(problems, list) and len(problems) >= 1
+    assert problems[0].startswith(
+        "role coder, turn 1: no result of `git commit -q --allow-empty -m unapproved` after 5 s"
+    )
+    assert "Do you want to proceed?" in problems[0]

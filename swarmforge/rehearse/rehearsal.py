@@ -207,4 +207,4 @@ def rehearse(
         role: RoleReport(list(stage.played), len(stage.turns), stage.unscripted)
         for role, stage in director.stages.items()
     }
-    return Outcome(root, work if keep else None, roles, director.problems() + problems)
+    return Outcome(root, work if keep else None, roles, problems + director.problems())
