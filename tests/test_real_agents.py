@@ -184,7 +184,25 @@ class LiveSwarm:
         return record
 
     def openings(self, role: str) -> list[Exchange]:
-        return [e for e in self.server.exchanges(role) if e.new_turn and OPENING in e.user_text]
+        # Side requests (codex's title for the session) quote the prompt too: not counted.
+        return [
+            e
+            for e in self.server.exchanges(role)
+            if e.new_turn and not e.side and OPENING in e.user_text
+        ]
+
+    def wait_openings(self, role: str, count: int) -> None:
+        """Wait until `role`'s agent has sent its opening prompt `count` times; say why not."""
+        try:
+            retry_until(lambda: len(self.openings(role)) >= count, timeout=60)
+        except AssertionError:
+            log = self.repo / ".swarmforge" / "logs" / f"{role}.log"
+            seen = [(e.new_turn, e.side, e.user_text[:80]) for e in self.server.exchanges(role)]
+            screen = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+            raise AssertionError(
+                f"{role}: requests {seen}, errors {self.server.errors()}\n{screen}"
+            ) from None
+        assert len(self.openings(role)) == count
 
     def down(self) -> None:
         try:
@@ -210,11 +228,11 @@ def test_a_killed_agent_is_shown_exited_and_restarted_with_its_prompt(
     make_swarm(repo, "window coder claude master\n")
     (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
     record = live.up()
-    retry_until(lambda: len(live.openings("coder")) == 1, timeout=30)
+    live.wait_openings("coder", 1)
     life = lifecycle.load(str(repo), "coder", record.run_id)
     assert life is not None and life.pid and psutil.Process(life.pid).name() == "claude"
     os.kill(life.pid, signal.SIGKILL)
-    retry_until(lambda: len(live.openings("coder")) == 2, timeout=30)
+    live.wait_openings("coder", 2)
     state = json.loads(sf("status", "--json", cwd=repo).stdout)
     process = state["roles"][0]["process"]
     assert process["state"] == "running" and process["restarts"] == 1
@@ -230,14 +248,16 @@ def test_a_wake_up_of_over_2000_characters_is_submitted_to_codex(
     make_swarm(repo, "window cleaner codex cleaner\n")
     (repo / "swarmforge" / "roles" / "cleaner.prompt").write_text("Clean.\n")
     live.up()
-    retry_until(lambda: len(live.openings("cleaner")) == 1, timeout=30)
-    retry_until(lambda: len(live.server.exchanges("cleaner")) >= 1, timeout=10)
+    live.wait_openings("cleaner", 1)
     text = "Please handle this: " + " ".join(f"item-{n:04d}" for n in range(220)) + " END"
     assert len(text) > 2000
     notifier = TmuxNotifier(project_socket(str(repo)), background=False)
-    retry_until(lambda: notifier.submit("swarmforge-cleaner", text), timeout=30)
+    assert notifier.submit("swarmforge-cleaner", text)
     retry_until(
-        lambda: any(e.new_turn and "item-0219 END" in e.user_text for e in live.server.exchanges()),
+        lambda: any(
+            e.new_turn and not e.side and "item-0219 END" in e.user_text
+            for e in live.server.exchanges()
+        ),
         timeout=30,
     )
 
@@ -253,7 +273,7 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     # a -c option, as the swarm gives it); the agent starts it here as codex would.
     live.first = ["codex app-server daemon start"]
     record = live.up(keep_codex_daemon=True)
-    retry_until(lambda: len(live.openings("cleaner")) == 1, timeout=30)
+    live.wait_openings("cleaner", 1)
 
     def daemons() -> list[psutil.Process]:
         return [
