@@ -142,3 +142,19 @@ def test_restart_pauses_grow_and_stop_at_the_ceiling() -> None:
     assert lifecycle.restart_pause("on-failure", 0, 0) is None
     assert lifecycle.restart_pause("never", 1, 0) is None
     assert lifecycle.exit_code(-9) == 137 and lifecycle.exit_code(2) == 2
+
+
+def test_an_agent_that_can_no_longer_start_is_shown_with_exit_127(repo: Path) -> None:
+    make_swarm(
+        repo, "window coder ./agent.sh master\n", {"agent.sh": "#!/bin/sh\nrm agent.sh\nexit 3\n"}
+    )
+    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    assert sf("up", "--stagger", "0", cwd=repo).returncode == 0
+    try:
+        retry_until(lambda: _process(repo).get("exit_code") == 127, timeout=20)
+        process = _process(repo)
+        assert process["state"] == "exited" and process["restart_at"]
+        assert any("cannot start ./agent.sh" in line for line in process["last_lines"])  # type: ignore[attr-defined]
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)

@@ -25,7 +25,7 @@ from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.tmux import Tmux
 
-STOP_GRACE = 5.0
+CANNOT_START = 127  # as a shell reports a command it cannot run
 
 
 def _screen_tail(root: str) -> list[str]:
@@ -62,6 +62,18 @@ class Supervisor:
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
+    def _run_once(self, restarts: int) -> int:
+        """Start the agent and wait for it; its exit code (127 if it could not start)."""
+        try:
+            # The agent shares the pane's terminal and process group, as if typed there.
+            self.child = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env)
+        except OSError as exc:
+            # Gone since `up` checked it: a failure to start, under the same restart policy.
+            self.child = None
+            return _cannot_start(self.argv, exc)
+        lifecycle.started(self.root, self.name, self.run_id, self.child.pid, restarts)
+        return lifecycle.exit_code(self.child.wait())
+
     def serve(self) -> int:
         """Run the agent until it ends for good; its exit code."""
         for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -70,10 +82,7 @@ class Supervisor:
         signal.signal(signal.SIGINT, lambda signum, frame: None)
         restarts = 0
         while True:
-            # The agent shares the pane's terminal and process group, as if typed there.
-            self.child = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env)
-            lifecycle.started(self.root, self.name, self.run_id, self.child.pid, restarts)
-            code = lifecycle.exit_code(self.child.wait())
+            code = self._run_once(restarts)
             if self.stopping:
                 return code
             pause = lifecycle.restart_pause(self.policy, code, restarts)
@@ -90,6 +99,11 @@ class Supervisor:
             if self.waker.wait(pause) or self.stopping:
                 return code
             restarts += 1
+
+
+def _cannot_start(argv: list[str], exc: OSError) -> int:
+    print(f"[swarmforge] cannot start {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
+    return CANNOT_START
 
 
 def serve(root: str, name: str) -> int:
