@@ -9,11 +9,14 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from tests.support import BIN, Project, retry_until, run_script, script_env
 
 
+@pytest.mark.slow
 def test_32_concurrent_gates_get_32_distinct_sequence_numbers(project: Project) -> None:
     tree = project.tree("coder")
     for i in range(32):

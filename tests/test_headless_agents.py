@@ -342,6 +342,7 @@ def _agent_env(home: Path, **extra: str) -> dict[str, str]:
     return {"PATH": path, "HOME": str(home), "SWARMFORGE_ROLE": "coder", **extra}
 
 
+@pytest.mark.slow
 def test_real_claude_takes_the_headless_command_line(
     repo: Path, tmp_path: Path, refusals: Refusals
 ) -> None:
@@ -367,6 +368,7 @@ def test_real_claude_takes_the_headless_command_line(
     assert "API Error: 400" in written and "unknown option" not in written
 
 
+@pytest.mark.slow
 def test_real_codex_takes_the_headless_command_line(
     repo: Path, tmp_path: Path, refusals: Refusals
 ) -> None:

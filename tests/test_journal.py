@@ -249,6 +249,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_a_writer_killed_at_random_moments_never_breaks_the_journal(tmp_path: Path) -> None:
     rng = random.Random(1234)
     path = tmp_path / jr.EVENTS

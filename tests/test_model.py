@@ -318,6 +318,7 @@ def main_loop(server: ModelServer) -> list[tuple[bool, str, str | None]]:
     ]
 
 
+@pytest.mark.slow
 def test_claude_headless_runs_the_command_and_prints_the_closing_text(
     scripted: tuple[ModelServer, Scripted], tmp_path: Path
 ) -> None:
@@ -333,6 +334,7 @@ def test_claude_headless_runs_the_command_and_prints_the_closing_text(
     assert server.errors() == []
 
 
+@pytest.mark.slow
 def test_codex_headless_runs_the_command_and_prints_the_closing_text(
     scripted: tuple[ModelServer, Scripted], tmp_path: Path
 ) -> None:
@@ -350,6 +352,7 @@ def test_codex_headless_runs_the_command_and_prints_the_closing_text(
     assert server.errors() == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_each_cli_reports_a_failing_decide_after_one_request(agent: str, tmp_path: Path) -> None:
     cli = require_cli(agent)
@@ -461,6 +464,7 @@ def play_two_turns(server: ModelServer, panes: Panes, work: Path) -> None:
     assert server.errors() == []
 
 
+@pytest.mark.slow
 def test_claude_tui_starts_without_a_dialog_and_takes_a_typed_message(
     scripted: tuple[ModelServer, Scripted], panes: Panes, repo: Path, tmp_path: Path
 ) -> None:
@@ -480,6 +484,7 @@ def test_claude_tui_starts_without_a_dialog_and_takes_a_typed_message(
     assert not any(e.side for e in decide.seen)
 
 
+@pytest.mark.slow
 def test_codex_tui_starts_without_a_dialog_and_takes_a_typed_message(
     scripted: tuple[ModelServer, Scripted], panes: Panes, repo: Path, tmp_path: Path
 ) -> None:

@@ -31,6 +31,7 @@ def test_the_first_block_is_the_two_setup_commands() -> None:
     assert first[0] == "sh" and len(first[1].strip().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_every_shell_block_after_setup_runs(tmp_path: Path) -> None:
     (tmp_path / ".venv").symlink_to(VENV)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}

@@ -84,6 +84,7 @@ def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path
     assert not (repo / ".worktrees").exists() and not (repo / ".swarmforge").exists()
 
 
+@pytest.mark.slow
 def test_rehearsal_fails_naming_the_role_and_the_turn(repo: Path) -> None:
     script = (
         'timeout = 120\n[[roles.coder.turns]]\nrun = ["echo hello"]\n'

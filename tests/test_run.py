@@ -239,6 +239,7 @@ TASKS = [
 ]
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path) -> None:
     (tmp_path / "spec.json").write_text(
         json.dumps({"goal": "kill", "maxConcurrency": 3, "tasks": TASKS})
@@ -278,6 +279,7 @@ def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path
     assert set(final.values()) == {"done"}
 
 
+@pytest.mark.slow
 def test_a_background_worker_outlives_a_killed_orchestrator_and_is_reattached(
     tmp_path: Path,
 ) -> None:
@@ -375,6 +377,7 @@ def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
     assert running_at_once <= 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> None:
     from swarmforge.handoff.notify import WAKE_LINE

@@ -257,6 +257,7 @@ window QA codex QA batch
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed")
 def test_a_swarmforge_six_pack_starts_unchanged(repo: Path, tmp_path: Path) -> None:
     tools = fake_agent(tmp_path / "tools", "codex")
@@ -318,6 +319,7 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
     nothing_left(repo)
 
 
+@pytest.mark.slow
 def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     tools.mkdir()

@@ -442,6 +442,7 @@ def worktree(root: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_a_seeded_home_starts_the_real_agent_without_a_question(
     agent: str, root: Path, tmp_path: Path, tmux: list[str]
@@ -456,6 +457,7 @@ def test_a_seeded_home_starts_the_real_agent_without_a_question(
     assert not any(d.lower() in pane.lower() for d in DIALOGS), pane
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_a_home_made_by_trust_starts_the_real_agent_without_a_question(
     agent: str, root: Path, tmp_path: Path, tmux: list[str]
@@ -480,6 +482,7 @@ def test_a_home_made_by_trust_starts_the_real_agent_without_a_question(
     assert not any(d.lower() in pane.lower() for d in DIALOGS), pane
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_without_trust_the_real_agent_asks(
     agent: str, root: Path, home: Path, tmux: list[str]
