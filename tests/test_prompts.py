@@ -13,7 +13,6 @@ from swarmforge.swarm.config import parse_config
 from swarmforge.swarm.prompts import (
     assemble_prompt,
     effective_articles,
-    install_missing_articles,
     shipped_articles_dir,
     shipped_packs_dir,
     shipped_roles_dir,
@@ -80,39 +79,6 @@ def test_only_regular_prompt_files_are_articles(tmp_path: Path) -> None:
     (tmp_path / "dir.prompt").mkdir()
     assert prompts.article_names(str(tmp_path)) == ["a.prompt"]
     assert prompts.article_names(str(tmp_path / "missing")) == []
-
-
-def test_install_writes_only_missing_articles(project: Path, shipped: Path) -> None:
-    written = install_missing_articles(str(project), str(shipped))
-    assert written == [
-        str(project / ARTICLES / n) for n in ("engineering.prompt", "handoffs.prompt")
-    ]
-    assert (project / ARTICLES / "engineering.prompt").read_text() == "shipped engineering\n"
-    assert (project / ARTICLES / "workflow.prompt").read_text() == "local workflow\n"
-    assert install_missing_articles(str(project), str(shipped)) == []
-    leftovers = [n for n in os.listdir(project / ARTICLES) if n.endswith(".tmp")]
-    assert leftovers == []
-
-
-def test_install_never_replaces_anything_already_there(tmp_path: Path, shipped: Path) -> None:
-    root = tmp_path / "p"
-    write(root / ARTICLES / "engineering.prompt", "mine\n")
-    (root / ARTICLES / "handoffs.prompt").symlink_to(root / "nowhere")
-    (root / ARTICLES / "workflow.prompt").mkdir()
-    assert install_missing_articles(str(root), str(shipped)) == []
-    assert (root / ARTICLES / "engineering.prompt").read_text() == "mine\n"
-    assert (root / ARTICLES / "handoffs.prompt").is_symlink()
-    assert (root / ARTICLES / "workflow.prompt").is_dir()
-
-
-def test_install_creates_the_articles_directory(tmp_path: Path, shipped: Path) -> None:
-    written = install_missing_articles(str(tmp_path), str(shipped))
-    assert len(written) == 3
-    assert sorted(os.listdir(tmp_path / ARTICLES)) == [
-        "engineering.prompt",
-        "handoffs.prompt",
-        "workflow.prompt",
-    ]
 
 
 def test_the_assembled_prompt_holds_constitution_articles_then_role(

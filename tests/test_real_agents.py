@@ -226,8 +226,7 @@ def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
 def test_a_killed_agent_is_shown_exited_and_restarted_with_its_prompt(
     repo: Path, live: LiveSwarm
 ) -> None:
-    make_swarm(repo, "window coder claude master\n")
-    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    make_swarm(repo, "window coder claude master\n", prompts={"coder": "Code.\n"})
     record = live.up()
     live.wait_openings("coder", 1)
     life = lifecycle.load(str(repo), "coder", record.run_id)
@@ -246,8 +245,7 @@ def test_a_killed_agent_is_shown_exited_and_restarted_with_its_prompt(
 def test_a_wake_up_of_over_2000_characters_is_submitted_to_codex(
     repo: Path, live: LiveSwarm
 ) -> None:
-    make_swarm(repo, "window cleaner codex cleaner\n")
-    (repo / "swarmforge" / "roles" / "cleaner.prompt").write_text("Clean.\n")
+    make_swarm(repo, "window cleaner codex cleaner\n", prompts={"cleaner": "Clean.\n"})
     live.up()
     live.wait_openings("cleaner", 1)
     text = "Please handle this: " + " ".join(f"item-{n:04d}" for n in range(220)) + " END"
@@ -268,8 +266,11 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     repo: Path, live: LiveSwarm
 ) -> None:
     # Outside codex's sandbox, whose process namespace would end the daemon with the command.
-    make_swarm(repo, "window cleaner codex cleaner --dangerously-bypass-approvals-and-sandbox\n")
-    (repo / "swarmforge" / "roles" / "cleaner.prompt").write_text("Clean.\n")
+    make_swarm(
+        repo,
+        "window cleaner codex cleaner --dangerously-bypass-approvals-and-sandbox\n",
+        prompts={"cleaner": "Clean.\n"},
+    )
     # codex starts its shared app-server itself unless told not to (and never when given
     # a -c option, as the swarm gives it); the agent starts it here as codex would.
     live.first = ["codex app-server daemon start"]
@@ -292,9 +293,8 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
 def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
     repo: Path, live: LiveSwarm, tmp_path: Path
 ) -> None:
-    make_swarm(repo, CHAIN)
+    make_swarm(repo, CHAIN, prompts={"coder": "Work.\n", "cleaner": "Work.\n"})
     for role in ("coder", "cleaner"):
-        (repo / "swarmforge" / "roles" / f"{role}.prompt").write_text("Work.\n")
         home = tmp_path / "homes" / role
         home.mkdir(parents=True)
         for start_up in (".bashrc", ".bash_profile", ".profile", ".zshrc"):

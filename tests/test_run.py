@@ -384,8 +384,7 @@ def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> N
     from tests.test_swarm import fake_agent, make_swarm
 
     tools = fake_agent(tmp_path / "tools", "fakeagent")
-    make_swarm(repo, "window helper fakeagent helper\n")
-    (repo / "swarmforge" / "roles" / "helper.prompt").write_text("Help.\n")
+    make_swarm(repo, "window helper fakeagent helper\n", prompts={"helper": "Help.\n"})
     assert sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:").returncode == 0
     try:
         record = runrecord.load(str(repo))

@@ -15,7 +15,7 @@ from swarmforge.handoff import handoffd, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.swarm import lifecycle, runrecord
 from swarmforge.swarm.settings import load_settings, parse_settings
-from tests.support import retry_until
+from tests.support import git, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
 
@@ -97,8 +97,11 @@ def test_restart_never_leaves_an_exited_agent_down(repo: Path) -> None:
 
 
 def test_up_that_fails_half_way_stops_what_it_started(repo: Path) -> None:
-    make_swarm(repo, "window coder exec coder task true\nwindow qa no-such-agent-here qa\n")
-    (repo / "swarmforge" / "roles" / "qa.prompt").write_text("Test.\n")
+    make_swarm(
+        repo,
+        "window coder exec coder task true\nwindow qa no-such-agent-here qa\n",
+        prompts={"qa": "Test.\n"},
+    )
     r = sf("up", "--stagger", "0", cwd=repo)
     assert r.returncode == 1
     assert "'no-such-agent-here' is required by role 'qa'" in r.stderr
@@ -156,6 +159,39 @@ def test_an_agent_that_can_no_longer_start_is_shown_with_exit_127(repo: Path) ->
         process = _process(repo)
         assert process["state"] == "exited" and process["restart_at"]
         assert any("cannot start ./agent.sh" in line for line in process["last_lines"])  # type: ignore[attr-defined]
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
+def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
+    repo: Path, tmp_path: Path
+) -> None:
+    from tests.test_swarm import fake_agent
+
+    tools = fake_agent(tmp_path / "tools", "fakeagent")
+    assert sf("init", ".", cwd=repo).returncode == 0  # the project has history: nothing commits
+    (repo / "swarmforge" / "swarmforge.conf").write_text(
+        "window coder fakeagent master\nwindow cleaner fakeagent cleaner batch\n"
+    )
+    before = git(repo, "status", "--porcelain")
+    r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
+    assert r.returncode == 1
+    assert "cleaner: swarmforge/constitution.prompt" in r.stderr
+    assert "swarmforge/roles/cleaner.prompt" in r.stderr
+    assert "git add swarmforge && git commit" in r.stderr
+    assert not (repo / ".worktrees").exists() and runrecord.load(str(repo)) is None
+    assert handoffd.running_pid(Paths(str(repo))) is None
+    assert git(repo, "status", "--porcelain") == before
+    git(repo, "add", "swarmforge")
+    git(repo, "commit", "-q", "-m", "Add the swarm configuration")
+    r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
+    try:
+        assert r.returncode == 0, r.stderr
+        cleaner = repo / ".worktrees" / "cleaner" / "swarmforge"
+        assert (cleaner / "roles" / "cleaner.prompt").is_file()
+        assert (cleaner / "constitution" / "articles").is_dir()
+        assert git(repo, "status", "--porcelain") == ""  # up wrote nothing tracked
     finally:
         sf("down", cwd=repo)
     nothing_left(repo)

@@ -38,16 +38,28 @@ swarm_handoff.sh .draft
 """
 
 
-def make_swarm(repo: Path, conf: str, files: dict[str, str] | None = None) -> Path:
+def make_swarm(
+    repo: Path,
+    conf: str,
+    files: dict[str, str] | None = None,
+    prompts: dict[str, str] | None = None,
+) -> Path:
+    """A committed swarm configuration (worktree roles read what is committed)."""
     (repo / "swarmforge" / "roles").mkdir(parents=True)
     (repo / "swarmforge" / "swarmforge.conf").write_text(conf)
     (repo / "swarmforge" / "constitution.prompt").write_text("Work carefully.\n")
+    for role, text in (prompts or {}).items():
+        (repo / "swarmforge" / "roles" / f"{role}.prompt").write_text(text)
     for name, text in (files or {}).items():
         (repo / name).write_text(text)
         (repo / name).chmod(0o755)
+    commit_all(repo)
+    return repo
+
+
+def commit_all(repo: Path) -> None:
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "swarm configuration")
-    return repo
 
 
 def kick(record: runrecord.RunRecord, role: str, sender: str) -> None:
@@ -201,8 +213,11 @@ def fake_agent(directory: Path, name: str) -> Path:
 @pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed")
 def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_path: Path) -> None:
     tools = fake_agent(tmp_path / "tools", "fakeagent")
-    make_swarm(repo, "window coder fakeagent coder\nwindow qa exec qa batch true\n")
-    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    make_swarm(
+        repo,
+        "window coder fakeagent coder\nwindow qa exec qa batch true\n",
+        prompts={"coder": "Code.\n"},
+    )
     r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     record = runrecord.load(str(repo))
@@ -268,6 +283,7 @@ def test_a_swarmforge_six_pack_starts_unchanged(repo: Path, tmp_path: Path) -> N
     articles = repo / "swarmforge" / "constitution" / "articles"
     articles.mkdir(parents=True)
     (articles / "project.prompt").write_text("This project builds a game.\n")
+    commit_all(repo)
     r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     try:

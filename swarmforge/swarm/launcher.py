@@ -76,6 +76,7 @@ def up(
     run_id = record.run_id if record else layout.new_run_id()
     progress(f"{'resuming' if record else 'starting'} run {run_id}")
     planned = layout.plan(root, config, run_id, role_env or {})
+    roles.check_instructions(root, planned)
     layout.create_worktrees(root, planned)
     layout.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)

@@ -6,10 +6,11 @@ In a project::
     swarmforge/constitution/articles/*.prompt the articles, read in name order
     swarmforge/roles/<role>.prompt            one prompt per role
 
-The tool ships shared articles (`roles/constitution/articles/` in this checkout). As
-SwarmForge does, the ones a project lacks are installed into its articles directory
-and existing files are never touched, so a project overrides a shipped article by
-keeping a file of the same name, and adds to it with a `local-<name>.prompt`.
+The tool ships shared articles (`roles/constitution/articles/` in this checkout).
+`init` writes them into the project's articles directory, to be committed with the
+rest of `swarmforge/` (worktree roles read what is committed); `up` never writes
+there. A project overrides a shipped article by keeping a file of the same name,
+and adds to it with a `local-<name>.prompt`.
 
 Agents are started with SwarmForge's short instruction (read the constitution and the
 role prompt, and every file they refer to); `assemble_prompt` gives the same
@@ -23,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.fsutil import fsync_dir, publish, temp_name, write_new
 from swarmforge.swarm.config import CONSTITUTION_FILE, SWARMFORGE_DIR, role_prompt_path
 
 ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
@@ -97,28 +97,6 @@ def effective_articles(project_root: str, shipped_dir: str | None = None) -> lis
         Article(name, os.path.join(ship_dir if shipped else local_dir, name), shipped)
         for name, shipped in layered.items()
     ]
-
-
-def install_missing_articles(project_root: str, shipped_dir: str | None = None) -> list[str]:
-    """Copy shipped articles the project lacks into its articles directory; the paths written."""
-    ship_dir = shipped_articles_dir() if shipped_dir is None else shipped_dir
-    local_dir = os.path.join(os.path.abspath(project_root), ARTICLES_DIR)
-    written: list[str] = []
-    for name in article_names(ship_dir):
-        target = os.path.join(local_dir, name)
-        if os.path.lexists(target):
-            continue
-        with open(os.path.join(ship_dir, name), "rb") as f:
-            data = f.read()
-        os.makedirs(local_dir, exist_ok=True)
-        tmp = temp_name(target)
-        write_new(tmp, data)
-        # A link, not a rename: a file that appeared meanwhile is kept, never replaced.
-        if publish(tmp, target):
-            written.append(target)
-    if written:
-        fsync_dir(local_dir)
-    return written
 
 
 def instruction_text(role: str) -> str:

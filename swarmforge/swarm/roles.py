@@ -5,21 +5,75 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil
-from swarmforge.swarm import agents, prompts, runrecord
+from swarmforge import fsutil, proc
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import agents, layout, prompts, runrecord
+from swarmforge.swarm.config import CONSTITUTION_FILE, role_prompt_path
 from swarmforge.swarm.runrecord import RoleRecord
 from swarmforge.swarm.settings import load_settings
-from swarmforge.swarm.spec import SwarmConfig
+from swarmforge.swarm.spec import MAIN_CHECKOUT, SwarmConfig
 
 
 def write_instructions(root: str, config: SwarmConfig) -> None:
-    """Write each agent role's opening instruction file and install missing articles."""
-    prompts.install_missing_articles(root)
+    """Write each agent role's opening instruction file (under `.swarmforge/`, untracked)."""
     for role in config.roles:
         if not role.is_exec:
             path = prompts.instruction_path(root, role.name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fsutil.atomic_write(path, prompts.instruction_text(role.name).encode(), durable=False)
+
+
+def instruction_files(root: str, role: str) -> list[str]:
+    """What an agent of `role` is told to read, relative to its worktree."""
+    articles = prompts.article_names(os.path.join(root, prompts.ARTICLES_DIR))
+    return [
+        CONSTITUTION_FILE,
+        *(os.path.join(prompts.ARTICLES_DIR, name) for name in articles),
+        os.path.relpath(role_prompt_path(root, role), root),
+    ]
+
+
+def _committed(root: str, paths: list[str]) -> set[str]:
+    """Which of `paths` the main checkout's HEAD holds (a new worktree starts from it)."""
+    listed = proc.run(["git", "-C", root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths])
+    return set(listed.stdout.decode(errors="replace").splitlines()) if listed.ok else set()
+
+
+def check_instructions(root: str, roles: list[RoleRecord]) -> None:
+    """Refuse to start a worktree role whose worktree would lack what it is told to read.
+
+    A new worktree is a checkout of HEAD, so a `swarmforge/` that was never
+    committed is not in it; an existing worktree is looked at as it is.
+    """
+    missing: dict[str, list[str]] = {}
+    for role in roles:
+        if role.exec_role or role.worktree in MAIN_CHECKOUT:
+            continue
+        wanted = instruction_files(root, role.name)
+        if os.path.isdir(role.path):
+            have = {p for p in wanted if os.path.isfile(os.path.join(role.path, p))}
+        else:
+            have = _committed(root, wanted)
+        lacking = [p for p in wanted if p not in have]
+        if lacking:
+            missing[role.name] = lacking
+    if not missing:
+        return
+    existing = [r.path for r in roles if r.name in missing and os.path.isdir(r.path)]
+    hint = (
+        "Commit them, then run `swarmforge up` again: "
+        "git add swarmforge && git commit -m 'Add the swarm configuration'"
+    )
+    if existing:
+        branch = layout.main_branch(root)
+        hint += "; and bring them into the existing worktree(s): " + "; ".join(
+            f"git -C {path} merge {branch}" for path in existing
+        )
+    raise SwarmforgeError(
+        "Not starting: these roles would not find their instructions in their worktrees.",
+        details=tuple(f"  {name}: {', '.join(paths)}" for name, paths in missing.items()),
+        hint=hint,
+    )
 
 
 def launch(root: str, config: SwarmConfig, record: RoleRecord) -> agents.Launch:
