@@ -8,7 +8,12 @@ One role per line::
 `window-invisible` declares a role that runs like any other but gets no terminal
 window. Blank lines and lines whose first non-blank character is `#` are ignored;
 any other directive is refused. The optional fifth field is the receive mode
-(default `task`); every field after it is an argument for the agent.
+(default `task`); every field after it is an argument for the agent. A fifth field
+one edit away from `task` or `batch` (`bacth`, `Batch`, `tasks`) is refused as a
+misspelt mode rather than passed on; quoted (`"tasks"`) it is an argument.
+
+Role and worktree names are single words of at most 64 bytes of UTF-8; a role name
+also becomes a tmux session name, so it may not contain `.`, `:` or `#`.
 
 Extra arguments: SwarmForge splits the line on whitespace and pastes the rest into
 a shell command line, so the shell's quoting applies. We keep that meaning without a
@@ -71,6 +76,8 @@ LINE_FORMAT = "window <role> <agent> <worktree> [task|batch] [extra args...]"
 
 _HEAD = re.compile(r"(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?\Z", re.DOTALL)
 _MODE = re.compile(r"(task|batch)(?:\s+(.*))?\Z", re.DOTALL)
+# `window "my role" ...`: a role field that opens a quoted phrase, shown whole in the error.
+_QUOTED_NAME = re.compile(r"\S+\s+((?:\"[^\"]*\"|'[^']*')\S*)")
 
 
 def _has_control(text: str) -> bool:
@@ -102,6 +109,35 @@ def _bare_hash_word(text: str) -> bool:
     return False
 
 
+def _within_one_edit(word: str, mode: str) -> bool:
+    """True if `word` is `mode`, or one insertion, deletion, substitution or swap away."""
+    if abs(len(word) - len(mode)) > 1:
+        return False
+    if len(word) == len(mode):
+        diff = [i for i, (a, b) in enumerate(zip(word, mode, strict=True)) if a != b]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            return word[diff[0]] == mode[diff[1]] and word[diff[1]] == mode[diff[0]]
+        return len(diff) <= 1
+    short, long = sorted((word, mode), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _check_mode_spelling(rest: str, exec_role: bool, path: str, number: int) -> None:
+    """Refuse a first extra word that is almost, but not exactly, `task` or `batch`."""
+    word = rest.split(None, 1)[0]
+    # A quoted or escaped word is an argument on purpose; an option is never a mode.
+    if word in RECEIVE_MODES or word.startswith("-") or any(c in "\\\"'" for c in word):
+        return
+    if any(_within_one_edit(word.lower(), mode) for mode in RECEIVE_MODES):
+        meant = "the command" if exec_role else "meant for the agent"
+        raise CorruptFile(
+            path,
+            number,
+            f"'{word}' looks like a misspelt receive mode; write task or batch "
+            f'(or quote it, "{word}", if it is {meant})',
+        )
+
+
 def _extra_args(rest: str, path: str, number: int) -> tuple[str, ...]:
     try:
         args = shlex.split(rest, comments=False, posix=True)
@@ -115,6 +151,14 @@ def _extra_args(rest: str, path: str, number: int) -> tuple[str, ...]:
 
 
 def _role_from_line(line: str, path: str, number: int) -> RoleSpec:
+    quoted = _QUOTED_NAME.match(line)
+    if quoted and line.split(None, 1)[0] in DIRECTIVES:
+        # Checked before counting fields: the words of a quoted name shift every later field.
+        raise CorruptFile(
+            path,
+            number,
+            f"quoted role name {quoted.group(1)}: role names cannot contain quotes or spaces",
+        )
     head = _HEAD.match(line)
     if head is None:
         raise CorruptFile(path, number, f"expected '{LINE_FORMAT}', got: {line}")
@@ -130,6 +174,8 @@ def _role_from_line(line: str, path: str, number: int) -> RoleSpec:
         found = _MODE.match(rest)
         if found:
             mode, rest = ("batch" if found.group(1) == "batch" else "task"), found.group(2)
+        else:
+            _check_mode_spelling(rest, agent.lower() == EXEC, path, number)
     args = _extra_args(rest, path, number) if rest else ()
     try:
         return RoleSpec(

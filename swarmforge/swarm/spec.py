@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.project import role_name_problem
+from swarmforge.project import NAME_LIMIT, QUOTES, name_too_long, role_name_problem, shown_name
 
 SWARMFORGE_DIR = "swarmforge"
 CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")
@@ -28,10 +28,13 @@ ReceiveMode = Literal["task", "batch"]
 _REF_UNSAFE = frozenset("~^:?*[\\")
 
 
-def worktree_problem(name: str) -> str | None:
-    """Why `name` cannot be a worktree name, or None."""
+def worktree_problem(name: str, role: str = "") -> str | None:
+    """Why `name` cannot be a worktree name (of `role`, if given), or None."""
     if name in MAIN_CHECKOUT:
         return None
+    invalid = f"Invalid worktree {shown_name(name)}" + (f" for role '{role}'" if role else "")
+    if any(c in QUOTES for c in name):
+        return f"{invalid}: worktree names cannot contain quotes or spaces"
     if (
         not name
         or "/" in name
@@ -42,7 +45,9 @@ def worktree_problem(name: str) -> str | None:
         or "@{" in name
         or any(c in _REF_UNSAFE or c.isspace() or not c.isprintable() for c in name)
     ):
-        return f"Invalid worktree '{name}'"
+        return invalid
+    if name_too_long(name):
+        return f"{invalid}: too long, {NAME_LIMIT}"
     return None
 
 
@@ -75,9 +80,9 @@ class RoleSpec(BaseModel):
     @field_validator("worktree")
     @classmethod
     def _check_worktree(cls, value: str, info: ValidationInfo) -> str:
-        problem = worktree_problem(value)
+        problem = worktree_problem(value, info.data.get("name", "?"))
         if problem:
-            raise ValueError(f"{problem} for role '{info.data.get('name', '?')}'")
+            raise ValueError(problem)
         return value
 
     @field_validator("agent")
@@ -85,6 +90,10 @@ class RoleSpec(BaseModel):
     def _check_agent(cls, value: str) -> str:
         if not value or any(c.isspace() or not c.isprintable() for c in value):
             raise ValueError(f"Invalid agent '{value}'")
+        if any(c in QUOTES for c in value):
+            # The line is split on whitespace before anything else: quotes group nothing here.
+            looks = " looks empty" if not value.strip("".join(QUOTES)) else ""
+            raise ValueError(f"agent '{value}'{looks}: agent names cannot contain quotes or spaces")
         # SwarmForge lower-cases the agent; other commands keep their spelling.
         lowered = value.lower()
         return lowered if lowered in (*SWARMFORGE_AGENTS, EXEC) else value
