@@ -126,10 +126,24 @@ def test_doctor_outside_any_project_warns_but_does_not_fail(tmp_path: Path) -> N
     r = sf("doctor", cwd=empty)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stderr == ""
+    assert r.stdout.splitlines()[0] == f"no project found from {empty}"
     config = next(x for x in r.stdout.splitlines() if " config " in x)
     assert config.startswith("warn") and "no swarmforge/swarmforge.conf" in config
     assert "swarmforge init" in config
     assert checks(sf("doctor", "--json", cwd=empty))["repository"]["status"] == "warn"
+
+
+def test_doctor_fails_in_a_project_that_up_cannot_start(repo: Path, tmp_path: Path) -> None:
+    r = sf("doctor", cwd=repo)  # a git checkout with no swarmforge.conf
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == f"project {repo}"
+    config = next(x for x in r.stdout.splitlines() if " config " in x)
+    assert config.startswith("FAIL") and "no swarmforge/swarmforge.conf" in config
+    assert "`swarmforge up` cannot start" in config and "swarmforge init" in config
+    named = tmp_path / "named"
+    named.mkdir()
+    found = sf("doctor", "--json", "--project", str(named), cwd=tmp_path)
+    assert found.returncode == 1 and checks(found)["config"]["status"] == "FAIL"
 
 
 def test_doctor_names_a_missing_project_directory(tmp_path: Path) -> None:
@@ -218,3 +232,5 @@ def test_doctor_finds_the_project_from_inside_it(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
     assert doctor.find_project(str(root / "swarmforge" / "roles")) == str(root)
     assert doctor.find_project(str(tmp_path)) == str(tmp_path)
+    assert doctor.locate_project(str(tmp_path)) is None
+    assert doctor.locate_project(str(root)) == str(root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
@@ -14,13 +15,15 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = sub.add_parser(
         "demo",
         help="run a complete swarm on a throw-away project (no AI agent needed)",
-        description="Make a small project in a temporary directory, run a coder and a QA "
-        "role on it as headless commands, print every handoff and stop.",
+        description="Make a small project in a new temporary directory (or in DIR, which "
+        "must be new or empty), run a coder and a QA role on it as headless commands, "
+        "print every handoff and stop.",
     )
     demo.add_argument(
         "--dir",
         metavar="DIR",
-        help="where to make the project (default: a new temporary directory)",
+        help="where to make the project: a new or empty directory (default: a new "
+        "temporary directory)",
     )
     demo.add_argument("--json", action="store_true", help="print the report as JSON")
     demo.set_defaults(handler=_demo)
@@ -58,9 +61,20 @@ def _demo(ns: argparse.Namespace) -> int:
             f"{role['branch']} (port {role['port']})"
         )
     verdict = "the swarm did its work" if report["ok"] else "FAILED: see the logs"
-    print(
-        f"\n{verdict}. The project is left at {report['project']}: its worktrees are in "
-        f".worktrees/, the handoffs in each worktree's .swarmforge/handoffs/, the logs in "
-        f".swarmforge/logs/. Remove it with: rm -rf {report['project']}"
-    )
+    print(f"\n{verdict}. {farewell(str(report['project']), bool(report['made_directory']))}")
     return EXIT_OK if report["ok"] else EXIT_FAILURE
+
+
+def farewell(project: str, made: bool) -> str:
+    """Where the project is left, and how to remove only what the demo made there."""
+    where = (
+        f"The project is left at {project}: its worktrees are in .worktrees/, the handoffs "
+        "in each worktree's .swarmforge/handoffs/, the logs in .swarmforge/logs/."
+    )
+    if made:
+        return f"{where} Remove it with: rm -rf {shlex.quote(project)}"
+    # The directory was the user's (empty when the demo began): only its content goes.
+    return (
+        f"{where} Everything in it was made by the demo; empty it again with: "
+        f"find {shlex.quote(project)} -mindepth 1 -delete"
+    )

@@ -60,6 +60,21 @@ def build() -> argparse.ArgumentParser:
     return parser
 
 
+def build_internal() -> tuple[argparse.ArgumentParser, frozenset[str]]:
+    """The parser of the entry points a run's own processes are started with, and their names.
+
+    Kept apart from `build` so that neither `--help` nor the error for a mistyped
+    command lists them; they still run as `swarmforge NAME ...`.
+    """
+    from swarmforge.cli import run_cmd, swarm_cmd
+
+    parser = argparse.ArgumentParser(prog="swarmforge")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    swarm_cmd.add_internal(sub)
+    run_cmd.add_internal(sub)
+    return parser, frozenset(sub.choices)
+
+
 def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
@@ -82,7 +97,8 @@ def project_root(option: str | None) -> str:
 
 def run(args: list[str]) -> int:
     """Parse `args` and run the subcommand."""
-    parser = build()
+    internal, names = build_internal()
+    parser = internal if args[:1] and args[0] in names else build()
     ns = parser.parse_args(args)
     handler: Callable[[argparse.Namespace], int] | None = getattr(ns, "handler", None)
     if handler is None:

@@ -46,7 +46,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             p.add_argument("--note", help="why")
         _common(p)
         p.set_defaults(handler=_decide, decision=name)
-    worker = sub.add_parser("run-worker")  # the detached process of a background task
+
+
+def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `run-worker`, the detached process of a background task (not for people)."""
+    worker = sub.add_parser("run-worker")
     worker.add_argument("--reports", required=True)
     worker.add_argument("--task", required=True)
     worker.add_argument("--cwd", required=True)
@@ -119,7 +123,8 @@ def _list(ns: argparse.Namespace) -> int:
     from swarmforge.run import journal
     from swarmforge.run.orchestrator import runs_dir
 
-    base = runs_dir(_root(ns))
+    root = _root(ns)
+    base = runs_dir(root)
     rows = []
     for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         # Read only: listing runs never writes, even to a journal with a torn tail.
@@ -144,6 +149,8 @@ def _list(ns: argparse.Namespace) -> int:
         )
     if ns.json:
         print(json.dumps(rows, indent=2))
+    elif not rows:
+        print(f"no planned run in {root} yet: `swarmforge run SPEC` starts one")
     for row in [] if ns.json else rows:
         tally = row["counts"]
         assert isinstance(tally, dict)

@@ -38,7 +38,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doctor = sub.add_parser(
         "doctor",
         help="check git, tmux, the agents on PATH and the project's state",
-        description="One line per check: ok, warn or FAIL, with what to do. Exits 1 on a FAIL.",
+        description="One line per check: ok, warn or FAIL, with what to do. Exits 1 on a "
+        "FAIL. In a project (a git checkout, a directory with swarmforge/swarmforge.conf, or "
+        "--project DIR), a missing swarmforge.conf is a FAIL, since `up` cannot start there; "
+        "outside any project only the tools are checked and it is a warning.",
     )
     doctor.add_argument(
         "--project", metavar="DIR", help="the project (default: found from the current directory)"
@@ -78,23 +81,27 @@ def _init(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _doctor_root(option: str | None) -> str:
+def _doctor_root(option: str | None) -> tuple[str, bool]:
+    """The project to check, and whether it is one (False: doctor runs outside any)."""
     # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
     from swarmforge.cli.parser import project_root
-    from swarmforge.swarm.doctor import find_project
+    from swarmforge.swarm.doctor import locate_project
 
-    return project_root(option) if option else find_project(os.getcwd())
+    if option:
+        return project_root(option), True
+    found = locate_project(os.getcwd())
+    return (found, True) if found else (os.getcwd(), False)
 
 
 def _doctor(ns: argparse.Namespace) -> int:
     from swarmforge.swarm.doctor import run_checks
 
-    root = _doctor_root(ns.project)
-    checks = run_checks(root)
+    root, in_project = _doctor_root(ns.project)
+    checks = run_checks(root, in_project=in_project)
     if ns.json:
         print(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
     else:
-        print(f"project {root}")
+        print(f"project {root}" if in_project else f"no project found from {root}")
         for check in checks:
             line = f"{check.status:4s}  {check.check:16s} {check.detail}"
             print(line + (f": {check.fix}" if check.fix else ""))

@@ -73,8 +73,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     port = sub.add_parser("port", help="print the deterministic port of a branch")
     port.add_argument("branch")
     port.set_defaults(handler=_port)
+
+
+def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the entry points of a run's own processes, started by `up`, not by people."""
     for name, handler in (("role-loop", _role_loop), ("supervise", _supervise), ("pane", _pane)):
-        hidden = sub.add_parser(name)  # started by `up`, not by people
+        hidden = sub.add_parser(name)
         _project_arg(hidden, json_flag=False)
         if name != "supervise":
             hidden.add_argument("role")
@@ -131,6 +135,13 @@ def _up(ns: argparse.Namespace) -> int:
         inhibit_sleep=ns.inhibit_sleep,
         progress=_say(ns),
     )
+    if already and ns.backend and ns.backend != record.backend:
+        # Said even with --json: stderr is free, and the flag had no effect.
+        print(
+            f"ignored --backend {ns.backend}: the swarm is already running with the "
+            f"{record.backend} backend; `swarmforge down` first to switch",
+            file=sys.stderr,
+        )
     if ns.json:
         print(json.dumps({"already_running": already, **record.model_dump()}, indent=2))
         return EXIT_OK
@@ -146,10 +157,11 @@ def _down(ns: argparse.Namespace) -> int:
     report = launcher.down(_root_or_cwd(ns), purge=ns.purge, progress=_say(ns))
     if ns.json:
         print(json.dumps(report, indent=2))
+    elif report["run_id"] is None:
+        print("no swarm was running in this project")
     else:
         print(
-            f"swarm {report['run_id'] or '(none)'} stopped"
-            + (" and its worktrees removed" if ns.purge else "")
+            f"swarm {report['run_id']} stopped" + (" and its worktrees removed" if ns.purge else "")
         )
     return EXIT_OK
 
@@ -168,10 +180,11 @@ def _status(ns: argparse.Namespace) -> int:
     if ns.json:
         print(json.dumps(state, indent=2))
         return EXIT_OK
-    print(
-        f"run {state['run_id'] or '(none)'}: {state['state']}"
-        + (f", daemon pid {state['daemon']}" if state["daemon"] else ", daemon not running")
-    )
+    daemon = f"daemon pid {state['daemon']}" if state["daemon"] else "daemon not running"
+    if state["run_id"] is None:
+        print(f"no swarm in this project ({daemon}): `swarmforge up` starts one")
+    else:
+        print(f"run {state['run_id']}: {state['state']}, {daemon}")
     for role in state["roles"]:  # type: ignore[attr-defined]
         current = role["current"]
         doing = (
@@ -232,6 +245,8 @@ def _gc(ns: argparse.Namespace) -> int:
 def _port(ns: argparse.Namespace) -> int:
     from swarmforge.ports import port_for
 
+    if not ns.branch.strip():
+        raise SwarmforgeError("port: the branch name is empty.")
     print(port_for(ns.branch))
     return EXIT_OK
 

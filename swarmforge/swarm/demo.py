@@ -5,17 +5,20 @@ and hands the commit to QA; and QA, in batch mode, that merges it, runs the
 project's tests and hands the result back. The demo starts the swarm, hands
 the coder its first task, watches until the work comes back, prints the audit
 trail of every handoff, stops the swarm and says where the project is.
+
+It works only in a directory it makes itself or in an empty one: it runs `git init`
+and commits there, so it refuses any directory that already holds something.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 
+from swarmforge import proc
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -76,10 +79,65 @@ sys.exit(tests.returncode or sent)
 
 
 def _git(root: str, *args: str) -> str:
+    # Through proc, which drops GIT_* variables: a GIT_DIR inherited from a hook or a
+    # shell must never point these commits at the user's repository.
     identity = ["-c", "user.name=swarmforge demo", "-c", "user.email=demo@swarmforge.invalid"]
-    return subprocess.run(
-        ["git", *identity, "-C", root, *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    result = proc.run(["git", *identity, "-C", root, *args])
+    if not result.ok:
+        said = result.stderr.decode(errors="replace").strip()
+        raise SwarmforgeError(f"git {' '.join(args)} failed in {root}: {said}")
+    return result.stdout.decode().strip()
+
+
+def _inside_git_dir(path: str) -> bool:
+    """Whether `path`, or its nearest existing parent, lies in a .git directory or a bare
+    repository, where files the demo wrote would read as git's own."""
+    here = path
+    while not os.path.isdir(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+    result = proc.run(["git", "-C", here, "rev-parse", "--is-inside-git-dir"])
+    return result.ok and result.stdout.strip() == b"true"
+
+
+def claim_directory(directory: str | None) -> tuple[str, bool]:
+    """Where the demo works, and whether it made that directory itself.
+
+    A new temporary directory when `directory` is None; `directory` made when it is
+    missing; an existing one only when it is empty. Anything else (a file, a git
+    repository, a directory holding anything) is refused and left untouched.
+    """
+    if directory is None:
+        return os.path.realpath(tempfile.mkdtemp(prefix="swarmforge-demo-")), True
+    given = os.path.abspath(directory)
+    if _inside_git_dir(given):
+        raise SwarmforgeError(
+            f"demo --dir {directory}: is inside a git repository's own files; "
+            "give a new or empty directory."
+        )
+    try:
+        os.makedirs(given)
+        return os.path.realpath(given), True
+    except FileExistsError:
+        pass  # decided below: only an empty directory will do
+    except OSError as exc:
+        raise SwarmforgeError(f"demo --dir {directory}: cannot make it ({exc.strerror}).") from None
+    if not os.path.isdir(given):
+        raise SwarmforgeError(
+            f"demo --dir {directory}: is not a directory; give a new or empty directory."
+        )
+    try:
+        held = os.listdir(given)
+    except OSError as exc:
+        raise SwarmforgeError(f"demo --dir {directory}: cannot read it ({exc.strerror}).") from None
+    if held:
+        what = "is a git repository" if ".git" in held else "is not empty"
+        raise SwarmforgeError(
+            f"demo --dir {directory}: {what}; the demo works only in a new or empty directory."
+        )
+    return os.path.realpath(given), False
 
 
 def make_project(root: str) -> None:
@@ -250,13 +308,7 @@ def summary(
 
 def run_demo(directory: str | None = None, progress: Progress = print) -> dict[str, object]:
     """Run the demo; a report of what happened (`ok` False if any step failed)."""
-    root = os.path.realpath(directory or tempfile.mkdtemp(prefix="swarmforge-demo-"))
-    if os.path.exists(os.path.join(root, "swarmforge")):
-        raise SwarmforgeError(
-            f"{root} already holds a swarmforge/ directory.",
-            hint="Give `swarmforge demo --dir` an empty directory.",
-        )
-    os.makedirs(root, exist_ok=True)
+    root, made = claim_directory(directory)
     progress(f"making a throw-away project in {root}")
     make_project(root)
     progress("starting a headless swarm: coder (task mode) and qa (batch mode)")
@@ -277,6 +329,7 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> dict[s
     return {
         "ok": ok,
         "project": root,
+        "made_directory": made,
         "run_id": record.run_id,
         "handoffs": rows,
         "roles": summary(root, record, rows),

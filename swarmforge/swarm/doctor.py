@@ -2,6 +2,10 @@
 
 Every check is a plain function returning a `Check`; none prints, none raises
 for a problem it finds (a problem is a `warn` or `FAIL` result with a fix).
+
+In a project (a git checkout, a directory with a swarmforge.conf, or one named with
+`--project`), a missing swarmforge.conf is a FAIL: `up` cannot start there. Outside
+any project it is only a warning, so `doctor` can check the tools before `init`.
 """
 
 from __future__ import annotations
@@ -100,11 +104,16 @@ def check_tmux() -> Check:
     )
 
 
-def check_config(root: str) -> tuple[Check, SwarmConfig | None]:
-    """swarmforge/swarmforge.conf exists and parses; the config, if it does."""
+def check_config(root: str, in_project: bool = True) -> tuple[Check, SwarmConfig | None]:
+    """swarmforge/swarmforge.conf exists and parses; the config, if it does. Outside any
+    project (`in_project` False) a missing one is only a warning."""
     path = os.path.join(root, CONFIG_FILE)
     if not os.path.isfile(path):
-        return Check("config", "warn", f"no {CONFIG_FILE}", "run `swarmforge init`"), None
+        if not in_project:
+            detail = f"no {CONFIG_FILE}, and no project here (no git checkout)"
+            return Check("config", "warn", detail, "run `swarmforge init DIR` to make one"), None
+        fix = "`swarmforge up` cannot start without it: run `swarmforge init`"
+        return Check("config", "FAIL", f"no {CONFIG_FILE}", fix), None
     try:
         # utf-8-sig as load_config reads it: an editor's byte-order mark is not content.
         with open(path, encoding="utf-8-sig") as f:
@@ -227,8 +236,9 @@ def check_run(root: str) -> list[Check]:
     return [run, trees]
 
 
-def find_project(cwd: str) -> str:
-    """The project seen from `cwd`: a swarm's, one with a config, the checkout, or `cwd`."""
+def locate_project(cwd: str) -> str | None:
+    """The project seen from `cwd`: a swarm's, one with a config, or the checkout; None
+    outside any project."""
     try:
         return find_root(cwd)
     except SwarmforgeError:
@@ -237,19 +247,29 @@ def find_project(cwd: str) -> str:
     while not os.path.isfile(os.path.join(here, CONFIG_FILE)):
         parent = os.path.dirname(here)
         if parent == here:
-            return worktree_top(cwd) or os.path.abspath(cwd)
+            return worktree_top(cwd)
         here = parent
     return here
 
 
+def find_project(cwd: str) -> str:
+    """The project seen from `cwd`, or `cwd` itself outside any project."""
+    return locate_project(cwd) or os.path.abspath(cwd)
+
+
 def run_checks(
-    root: str, path: str | None = None, env: Mapping[str, str] | None = None
+    root: str,
+    path: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    in_project: bool = True,
 ) -> list[Check]:
     """Every check, in order, for the project at `root` (agents looked up on `path`, their
-    own configuration found through `env`, default: this process's environment)."""
+    own configuration found through `env`, default: this process's environment);
+    `in_project` False when `root` is only where doctor was run, outside any project."""
     root = os.path.realpath(root)
     checks = [check_python(), check_git(), check_tmux()]
-    config_check, config = check_config(root)
+    config_check, config = check_config(root, in_project)
     checks.append(config_check)
     if config is not None:
         checks += [check_agent(root, role, path) for role in config.roles]
