@@ -69,7 +69,7 @@ def test_init_defaults_to_the_two_pack_in_the_current_directory(tmp_path: Path) 
     r = sf("init", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    assert set(result) == {"pack", "dir", "written"}
+    assert set(result) == {"pack", "dir", "written", "commit_first"}
     assert result["pack"] == "two-pack" and result["dir"] == str(tmp_path)
     written = sorted(os.path.relpath(p, tmp_path) for p in result["written"])
     assert written == sorted(files_under(tmp_path))

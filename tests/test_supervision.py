@@ -170,7 +170,8 @@ def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
     from tests.test_swarm import fake_agent
 
     tools = fake_agent(tmp_path / "tools", "fakeagent")
-    assert sf("init", ".", cwd=repo).returncode == 0  # the project has history: nothing commits
+    scaffolded = sf("init", ".", cwd=repo)  # the project has history: nothing commits
+    assert "git add swarmforge && git commit" in scaffolded.stdout
     (repo / "swarmforge" / "swarmforge.conf").write_text(
         "window coder fakeagent master\nwindow cleaner fakeagent cleaner batch\n"
     )

@@ -76,6 +76,9 @@ def _init(ns: argparse.Namespace) -> int:
         print(f"  {os.path.relpath(path, result.dir)}")
     print("next:")
     print(f"  cd {result.dir}")
+    if result.commit_first:
+        # Worktree roles get a checkout of HEAD: an uncommitted swarmforge/ is not in it.
+        print("  git add swarmforge && git commit -m 'Add the swarm configuration'")
     print("  swarmforge doctor    # check git, tmux and the agents the roles need")
     print("  swarmforge up        # start the swarm")
     return EXIT_OK

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.git import repo
 from swarmforge.swarm import example
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
 from swarmforge.swarm.example import REHEARSAL_FILE
@@ -56,6 +57,9 @@ class Scaffolded:
     pack: str
     dir: str
     written: list[str]
+    # The project has history: `up` does not commit for it, and worktree roles
+    # read only what is committed, so swarmforge/ must be committed first.
+    commit_first: bool = False
 
 
 def packs() -> list[str]:
@@ -181,4 +185,6 @@ def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Sc
         # A replace names the temporary file first and the target second: name the target.
         where = exc.filename2 or exc.filename or root
         raise SwarmforgeError(f"Cannot write {where}: {exc.strerror or exc}.") from None
-    return Scaffolded(pack, root, [c.target for c in copies])
+    checkout = repo.open_checkout(root)
+    has_history = checkout is not None and checkout.head is not None
+    return Scaffolded(pack, root, [c.target for c in copies], commit_first=has_history)
