@@ -135,7 +135,16 @@ ROLE_PROMPTS = sorted(
 
 
 def test_the_tool_ships_the_prompts_of_every_pack_role() -> None:
-    expected = {"specifier", "coder", "cleaner", "refactorer", "architect", "hardener", "QA"}
+    expected = {
+        "specifier",
+        "coder",
+        "cleaner",
+        "refactorer",
+        "architect",
+        "hardener",
+        "QA",
+        "reviewer",
+    }
     assert {name.removesuffix(".prompt") for name in ROLE_PROMPTS} == expected
 
 

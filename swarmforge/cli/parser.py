@@ -16,7 +16,7 @@ def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     handoff = sub.add_parser(
         "handoff", help="validate a handoff draft and queue it (bin/swarm_handoff.sh)"
     )
-    handoff.add_argument("draft", help="the draft file: headers only, see PROTOCOL.md")
+    handoff.add_argument("draft", help="the draft file: headers only, see docs/protocol.md")
     for name, text in (
         ("ready", "accept the next task or batch (bin/ready_for_next.sh)"),
         (

@@ -1,6 +1,6 @@
 """The receive helpers: accept the next task or batch, complete the current one.
 
-Every refusal, message and exit code follows PROTOCOL.md ("Receiving"). The
+Every refusal, message and exit code follows docs/protocol.md ("Receiving work"). The
 helpers never guess: a state they cannot read one way is refused, not repaired.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import project
+from swarmforge import fsutil, project
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
@@ -80,7 +80,7 @@ def _new_batch_dir(box: Mailbox) -> str:
         if os.path.lexists(box.path(Box.COMPLETED, name)):
             continue  # a batch completed within the same second: never reuse its name
         try:
-            os.mkdir(box.path(Box.IN_PROCESS, name))
+            os.mkdir(box.path(Box.IN_PROCESS, name), fsutil.DIR_MODE)
         except FileExistsError:
             continue
         return box.path(Box.IN_PROCESS, name)

@@ -22,7 +22,7 @@ ENTRY = "import sys; from swarmforge.helpers import main; sys.exit(main())"
 def script_text(args: tuple[str, ...], python: str) -> str:
     """The text of one helper script."""
     words = " ".join(shlex.quote(a) for a in (python, "-I", "-c", ENTRY, *args))
-    return f'#!/bin/sh\n# Written by swarmforge up; see PROTOCOL.md.\nexec {words} "$@"\n'
+    return f'#!/bin/sh\n# Written by swarmforge up; see docs/protocol.md.\nexec {words} "$@"\n'
 
 
 def write(root: str, python: str | None = None) -> str:
