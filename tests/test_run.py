@@ -22,7 +22,7 @@ from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
 from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
 from swarmforge.swarm import runrecord
-from tests.support import VENV_BIN, git, retry_until
+from tests.support import VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf
 
 
@@ -496,3 +496,21 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
     states, journal = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
     journal.close()
     assert states == {"long": "running"}, "an orphan: it runs again on the next resume"
+
+
+def test_a_role_tasks_text_with_control_characters_never_breaks_its_header(
+    project: Project,
+) -> None:
+    from swarmforge import project as projects
+    from swarmforge.handoff import message
+    from swarmforge.run import roletask
+
+    entry = projects.read_roles(str(project.root))["coder"]
+    name = roletask.handoff_name("coder", 1)
+    text = "\x1b[31mRed alert\x00 and a bell\x07\nsecond line\n"
+    path = roletask.deliver(entry, name, "run1", "t1", text)
+    handoff = message.read(path)
+    assert handoff.get("message") == "[31mRed alert and a bell"
+    assert text in handoff.body
+    result = run_script("ready_for_next.sh", project.tree("coder"), "coder")
+    assert result.returncode == 0, result.stderr

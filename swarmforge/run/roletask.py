@@ -7,6 +7,7 @@ import os
 from swarmforge import project
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import delivery, message, notify
+from swarmforge.handoff.draft import summary
 from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 
 SENDER = "swarmforge"
@@ -42,7 +43,8 @@ def deliver(
 ) -> str:
     """Publish the task's handoff in the role's inbox/new, the way the daemon delivers (never
     over an existing file), and wake the role's tmux session if it has one."""
-    one_line = " ".join(text.split())[:80] or task_id
+    # A spec's text may hold any character; a header line must not (ESC, NUL, ...).
+    one_line = summary(text) or task_id
     handoff = message.Handoff(
         [
             ("id", name.split("_", 1)[1].rsplit("_to_", 1)[0]),
