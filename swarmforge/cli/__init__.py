@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import sys
+
+# What a shell reports for a command ended by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `swarmforge` console script."""
     args = sys.argv[1:] if argv is None else argv
+    try:
+        return _dispatch(args)
+    except BrokenPipeError:
+        # The reader left (`swarmforge ... | head -1`): stop quietly, as a pipeline expects,
+        # and keep the interpreter's own flush at exit from failing on the same pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _dispatch(args: list[str]) -> int:
     if (
         args
         and args[0] in ("handoff", "ready", "done")
