@@ -514,3 +514,32 @@ def test_a_role_tasks_text_with_control_characters_never_breaks_its_header(
     assert text in handoff.body
     result = run_script("ready_for_next.sh", project.tree("coder"), "coder")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_checkpoint_edited_into_an_impossible_state_is_named_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(
+        json.dumps(
+            {
+                "goal": "edited",
+                "tasks": [
+                    {"id": "t0", "command": ["false"]},
+                    {"id": "t1", "command": ["true"], "dependsOn": ["t0"]},
+                ],
+            }
+        )
+    )
+    git(tmp_path, "init", "-q")
+    first = sf("run", str(spec_file), "--json", cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    rid = json.loads(first.stdout)["runId"]
+    checkpoint = Path(runs_dir(str(tmp_path))) / rid / jr.CHECKPOINT
+    data = json.loads(checkpoint.read_text())
+    data["states"]["t1"] = "ready"  # its dependency failed: it can never have been ready
+    checkpoint.write_text(json.dumps(data))
+    again = sf("run", str(spec_file), cwd=tmp_path)
+    assert again.returncode == 1
+    assert "Traceback" not in again.stderr
+    assert f"{checkpoint}: cannot restore task 't1' as ready" in again.stderr

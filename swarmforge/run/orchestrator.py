@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from swarmforge.errors import CorruptFile
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
 from swarmforge.run import external, parking, reattach, report, roletask, worker
@@ -162,7 +163,13 @@ class Orchestrator:
                 )
         known = {t.id: self.resumed[t.id] for t in tasks if t.id in self.resumed}
         if known:
-            level.queue.restore(known)
+            try:
+                level.queue.restore(known)
+            except ValueError as exc:
+                # Only a hand-edited checkpoint or journal can contradict the spec like this.
+                raise CorruptFile(
+                    os.path.join(self.dir, jr.CHECKPOINT), None, f"{exc} (with {jr.EVENTS})"
+                ) from None
         self.levels.append(level)
         parking.decide(self, level)
         reattach.orphans(self, level)
