@@ -94,31 +94,39 @@ def test_an_unknown_recipient_fails_the_whole_file_before_any_copy(swarm: Projec
     assert swarm.names("coder", Box.SENT) == []
 
 
+def gate_name(what: str) -> str:
+    """A file name of the form the gate makes, told apart by `what` (digits)."""
+    return f"50_20260101T000000Z_{what:0>6}_from_coder_to_qa.handoff"
+
+
 def test_malformed_and_unreadable_files_fail_with_their_reason(swarm: Project) -> None:
     outbox = swarm.box("coder", Box.OUTBOX)
     outbox.mkdir(parents=True)
-    (outbox / "50_bad.handoff").write_bytes(b"to: qa\nthis is not a header\n\nbody\n")
-    (outbox / "50_binary.handoff").write_bytes(b"to: qa\xff\n\n")
-    (outbox / "50_dangling.handoff").symlink_to(outbox / "nowhere")
-    (outbox / "50_noto.handoff").write_bytes(b"from: coder\n\nbody\n")
+    bad, binary, dangling, noto = (gate_name(n) for n in ("1", "2", "3", "4"))
+    (outbox / bad).write_bytes(b"to: qa\nthis is not a header\n\nbody\n")
+    (outbox / binary).write_bytes(b"to: qa\xff\n\n")
+    (outbox / dangling).symlink_to(outbox / "nowhere")
+    (outbox / noto).write_bytes(b"from: coder\n\nbody\n")
     good = send(swarm, "coder", "qa")
     table = roles(swarm)
-    outcomes = [delivery.deliver(p, table) for p in delivery.pending(str(outbox))]
-    assert [o.status for o in outcomes] == [
-        delivery.DELIVERED,
-        delivery.FAILED,
-        delivery.FAILED,
-        delivery.FAILED,
-        delivery.FAILED,
-    ]
-    assert failed_reason(swarm, "coder", "50_bad.handoff") == (
-        f"malformed: {outbox / '50_bad.handoff'}, line 2: expected 'field: value'\n"
+    outcomes = {
+        os.path.basename(p): delivery.deliver(p, table).status
+        for p in delivery.pending(str(outbox))
+    }
+    assert outcomes == {
+        os.path.basename(good): delivery.DELIVERED,
+        bad: delivery.FAILED,
+        binary: delivery.FAILED,
+        dangling: delivery.FAILED,
+        noto: delivery.FAILED,
+    }
+    assert failed_reason(swarm, "coder", bad) == (
+        f"malformed: {outbox / bad}, line 2: expected 'field: value'\n"
     )
-    assert failed_reason(swarm, "coder", "50_binary.handoff").startswith("malformed: ")
-    assert failed_reason(swarm, "coder", "50_dangling.handoff") == (
-        "unreadable: No such file or directory\n"
-    )
-    assert failed_reason(swarm, "coder", "50_noto.handoff") == "the handoff has no 'to' header\n"
+    assert failed_reason(swarm, "coder", binary).startswith("malformed: ")
+    # Never followed: only regular files are opened.
+    assert failed_reason(swarm, "coder", dangling) == "not a regular file (a symbolic link)\n"
+    assert failed_reason(swarm, "coder", noto) == "the handoff has no 'to' header\n"
     assert swarm.names("qa", Box.NEW) == [os.path.basename(good)]
     assert swarm.names("coder", Box.OUTBOX) == ["tmp"]
 

@@ -1,4 +1,4 @@
-"""The gate (swarm_handoff.sh): every rule, message and exit code of PROTOCOL.md."""
+"""The gate (swarm_handoff.sh): every rule, message and exit code of docs/protocol.md."""
 
 from __future__ import annotations
 

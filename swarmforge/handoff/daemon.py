@@ -13,13 +13,17 @@ import os
 import select
 import time
 
-from swarmforge import project
+from swarmforge import fsutil, locks, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.message import shown
 from swarmforge.handoff.notify import Notifier, WakeFailed
 
 RESCAN_SECONDS = 5.0
+SWEEP_SECONDS = 300.0
+# Where helpers and the daemon write temporary files (the handoffs root itself too).
+SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
 WAKE_RETRIES = 6
 WAKE_BACKOFF = 0.5
 
@@ -67,6 +71,28 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _sweep_dir(directory: str) -> int:
+    """Remove the temporary files of dead processes in `directory`; how many."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    removed = 0
+    for name in names:
+        owner = fsutil.temp_owner(name)
+        if owner is None or _alive(owner):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        removed += 1
+    return removed
 
 
 class Paths:
@@ -130,6 +156,7 @@ class Daemon:
         self._roles_stamp: tuple[int, int, int] | None = None
         self.stopping = False
         self.changed = Waker()
+        self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
 
     def load_roles(self) -> bool:
         """Re-read roles.tsv if it changed; True if the role table is new."""
@@ -152,29 +179,24 @@ class Daemon:
         return True
 
     def sweep(self) -> int:
-        """Remove temporary copies left in inboxes by a daemon that was killed; how many."""
-        removed = 0
-        for entry in self.roles.values():
-            new = Mailbox(entry.path).path(Box.NEW)
-            try:
-                names = os.listdir(new)
-            except FileNotFoundError:
-                continue
-            for name in names:
-                parts = name.split(".")
-                # fsutil.temp_name: .<name>.<pid>.<random>.tmp
-                if (
-                    name.startswith(".")
-                    and name.endswith(".tmp")
-                    and len(parts) >= 4
-                    and parts[-3].isdigit()
-                    and not _alive(int(parts[-3]))
-                ):
-                    os.unlink(os.path.join(new, name))
-                    removed += 1
+        """Remove temporary files that killed writers left in mailboxes; how many.
+
+        A temporary name carries its writer's pid (fsutil.temp_name): only files of
+        processes that are gone are removed, never one a live process may still write.
+        """
+        removed = sum(_sweep_dir(d) for d in self._swept_dirs())
         if removed:
-            self.log.info("removed %d temporary file(s) left by an earlier daemon", removed)
+            self.log.info("removed %d temporary file(s) left by killed processes", removed)
         return removed
+
+    def _swept_dirs(self) -> list[str]:
+        directories = {self.paths.dir}
+        for worktree in {self.paths.root, *(e.path for e in self.roles.values())}:
+            box = Mailbox(worktree)
+            directories.add(box.root)  # the sequence counter's temporary files
+            directories.update(box.path(b) for b in SWEPT)
+            directories.update(box.batches(Box.IN_PROCESS) + box.batches(Box.COMPLETED))
+        return sorted(directories)
 
     def outboxes(self) -> list[str]:
         """Every role's outbox directory and the main checkout's, once each.
@@ -200,16 +222,25 @@ class Daemon:
             try:
                 outcome = delivery.deliver(path, self.roles)
             except OSError as exc:
-                self.log.error("delivering %s failed, will retry: %s", path, exc)
+                self._stuck(path, str(exc))
                 continue
+            self.stuck.pop(path, None)
             self._record(outcome)
             outcomes.append(outcome)
+        for path in set(self.stuck) - set(files):
+            del self.stuck[path]
         self.wakeups.send(self.roles, self.paths.root, time.monotonic())
         return outcomes
 
+    def _stuck(self, path: str, error: str) -> None:
+        """Log a file that can be neither delivered nor failed once, not on every pass."""
+        if self.stuck.get(path) != error:
+            self.log.error("delivering %s failed, will retry: %s", shown(path), error)
+            self.stuck[path] = error
+
     def _record(self, outcome: delivery.Outcome) -> None:
         if outcome.status == delivery.FAILED:
-            self.log.error("failed %s: %s", outcome.name, outcome.reason)
+            self.log.error("failed %s: %s", shown(outcome.name), outcome.reason)
         elif outcome.status == delivery.DELIVERED:
             self.log.info(
                 "delivered %s to %s",
@@ -220,10 +251,14 @@ class Daemon:
                 self.wakeups.add(role)
 
     def stop_requested(self) -> bool:
-        """True if a stop was asked for by signal or by the stop file (which is consumed)."""
-        if os.path.exists(self.paths.stop):
-            os.unlink(self.paths.stop)
+        """True if a stop was asked for by signal or by the stop file.
+
+        A stop file made by hand is consumed; the one a running `stop` holds stays
+        until that `stop` has seen every daemon go (handoffd.stop removes it).
+        """
+        if os.path.lexists(self.paths.stop):
             self.stopping = True
+            locks.remove_unless_held(self.paths.stop)
         return self.stopping
 
     def wait(self) -> None:

@@ -14,7 +14,14 @@ import os
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, utc_stamp
+from swarmforge.handoff.mailbox import (
+    NAME_FORMAT,
+    SUFFIX,
+    Box,
+    Mailbox,
+    name_problem,
+    utc_stamp,
+)
 from swarmforge.project import RoleEntry
 
 DELIVERED, FAILED, GONE = "delivered", "failed", "gone"
@@ -44,8 +51,8 @@ def pending(outbox: str) -> list[str]:
         entries = list(os.scandir(outbox))
     except FileNotFoundError:
         return []
-    # Anything named *.handoff that is not a directory is an item: a symlink or an
-    # unreadable file must go to failed/, not lie in the outbox forever.
+    # Anything named *.handoff that is not a directory is an item: a symlink, a FIFO
+    # or an unreadable file must go to failed/, not lie in the outbox forever.
     return sorted(
         e.path
         for e in entries
@@ -107,7 +114,7 @@ def fail(path: str, reason: str) -> None:
     """Move an undeliverable outbox file to failed/ beside a `<name>.error` saying why."""
     handoffs = os.path.dirname(os.path.dirname(path))
     failed = os.path.join(handoffs, Box.FAILED)
-    os.makedirs(failed, exist_ok=True)
+    fsutil.makedirs(failed)
     name = os.path.basename(path)
     target = os.path.join(failed, name)
     if os.path.lexists(target):
@@ -123,7 +130,7 @@ def archive(path: str) -> None:
     """Move a delivered original from outbox/ to the sender's sent/."""
     handoffs = os.path.dirname(os.path.dirname(path))
     sent = os.path.join(handoffs, Box.SENT)
-    os.makedirs(sent, exist_ok=True)
+    fsutil.makedirs(sent)
     target = os.path.join(sent, os.path.basename(path))
     if os.path.lexists(target):
         # Already archived once under this name: the outbox file is a duplicate.
@@ -135,13 +142,20 @@ def archive(path: str) -> None:
 def deliver(path: str, roles: dict[str, RoleEntry]) -> Outcome:
     """Deliver the outbox file at `path`: every missing copy, then archive the original."""
     name = os.path.basename(path)
+    problem = name_problem(name)
+    if problem and os.path.lexists(path):
+        # A name the gate never makes may hold anything, even line breaks that would
+        # forge lines of a printout; its content is not even looked at.
+        return _failed(
+            path, f"the file name is not {NAME_FORMAT} ({problem}): {message.shown(name)}"
+        )
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError as exc:
-        if not os.path.lexists(path):
-            return Outcome(name, GONE)  # archived by an earlier pass meanwhile
-        return _failed(path, f"unreadable: {exc.strerror}")  # a dangling symlink
+        # Only a regular file is opened, never blocking: a FIFO would hang every delivery.
+        data = fsutil.read_regular(path)
+    except FileNotFoundError:
+        return Outcome(name, GONE)  # archived by an earlier pass meanwhile
+    except fsutil.NotRegularFile as exc:
+        return _failed(path, str(exc.strerror))
     except OSError as exc:
         return _failed(path, f"unreadable: {exc.strerror}")
     try:

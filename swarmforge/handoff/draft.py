@@ -18,6 +18,9 @@ FIELDS_BY_TYPE = {
 }
 HEX = frozenset("0123456789abcdefABCDEF")
 MAX_LINE = 80
+# A draft is a few header lines; anything larger is refused before it is read whole.
+MAX_BYTES = 64 * 1024
+BOM = b"\xef\xbb\xbf"
 ELLIPSIS = "\u2026"
 TASK_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
@@ -124,6 +127,8 @@ def validate(
 ) -> tuple[Draft | None, list[str]]:
     """Check draft bytes; (Draft, []) when valid, else (None, every error found)."""
     errors: list[str] = []
+    if data.startswith(BOM):
+        data = data[len(BOM) :]  # written by some editors; configuration files accept it too
     headers = _header_lines(_decode(data, errors), errors)
     return check(headers, roles, resolve, errors)
 

@@ -8,9 +8,10 @@ in the main checkout's outbox.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
-from swarmforge import project
+from swarmforge import fsutil, project
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
@@ -39,19 +40,22 @@ A note's 'message' is the first line of TEXT (cut to 80 characters); a git_hando
 needs --commit (10 hex characters) and takes its 'task' from --task or from the
 first line of TEXT. The whole TEXT follows in the body."""
 
-MAX_NAME_BYTES = 255
+# A file name has at most 255 bytes, and the temporary names a handoff is written
+# under (fsutil.temp_name) are longer than its own.
+MAX_NAME_BYTES = 255 - fsutil.TEMP_NAME_EXTRA
+MAX_ERRORS = 20  # a draft of garbage has an error per line; the first ones say enough
 SEND_LABEL = "swarmforge send"
 USER = "user"  # the sender of `swarmforge send`: the person running the swarm, never a role
 
 
 class HandoffInvalid(Refused):
-    """A draft the gate refuses, with every error found."""
+    """A draft the gate refuses, with every error found (the first MAX_ERRORS shown)."""
 
     def __init__(self, draft: str, errors: list[str], usage: str = USAGE) -> None:
-        super().__init__(
-            f"HANDOFF INVALID: {draft}",
-            details=("", "Errors:", *(f"- {e}" for e in errors), "", usage),
-        )
+        shown = [f"- {e}" for e in errors[:MAX_ERRORS]]
+        if len(errors) > MAX_ERRORS:
+            shown.append(f"... and {len(errors) - MAX_ERRORS} more")
+        super().__init__(f"HANDOFF INVALID: {draft}", details=("", "Errors:", *shown, "", usage))
         self.errors = errors
 
 
@@ -79,8 +83,7 @@ def build(draft: drafts.Draft, sender: str, seq: str, now: float) -> tuple[str, 
 def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     """Validate the draft at `draft_path` and queue it from the worktree at `cwd`; its path."""
     path = os.path.join(cwd, draft_path)
-    if not os.path.isfile(path):
-        raise SwarmforgeError(f"Draft file not found: {draft_path}")
+    _check_draft_file(path, draft_path)
     sender = role
     if not sender:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
@@ -90,14 +93,44 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     if sender == USER:
         # Handoffs from `user` are the person's own (swarmforge send); no agent speaks for them.
         raise SwarmforgeError(f"Sender role '{USER}' is reserved for swarmforge send.")
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _read_draft(path, draft_path)
     draft, errors = drafts.validate(data, frozenset(roles), _resolver(cwd))
     if draft is None:
         raise HandoffInvalid(draft_path, errors)
     final, _ = _install(Mailbox(cwd), draft, sender, draft_path, USAGE)
     os.unlink(path)
     return final
+
+
+def _check_draft_file(path: str, label: str) -> None:
+    """Refuse a missing draft, and anything but a regular file, before reading it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise SwarmforgeError(f"Draft file not found: {label}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SwarmforgeError(
+            f"Draft file is {fsutil.kind_of(st.st_mode)}, not a regular file: {label}"
+        )
+
+
+def _read_draft(path: str, label: str) -> bytes:
+    """The draft's bytes, refusing a draft too large to be a few header lines unread."""
+    try:
+        # A draft may be a symbolic link to a file; never a FIFO, which would block.
+        return fsutil.read_regular(path, limit=drafts.MAX_BYTES, follow=True)
+    except fsutil.FileTooLarge as exc:
+        raise HandoffInvalid(
+            label,
+            [
+                f"The draft is {exc.size} bytes; a draft is a few header lines, "
+                f"at most {drafts.MAX_BYTES} bytes."
+            ],
+        ) from None
+    except fsutil.NotRegularFile as exc:
+        raise SwarmforgeError(f"Draft file is {exc.kind}, not a regular file: {label}") from None
+    except FileNotFoundError:
+        raise SwarmforgeError(f"Draft file not found: {label}") from None
 
 
 def _resolver(cwd: str) -> drafts.CommitResolver:

@@ -15,11 +15,11 @@ import psutil
 from swarmforge import fsutil, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
-from swarmforge.handoff.daemon import Daemon, Paths
+from swarmforge.handoff.daemon import SWEEP_SECONDS, Daemon, Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.notify import Notifier
 from swarmforge.handoff.watch import Watcher
-from swarmforge.locks import FileLock, is_held
+from swarmforge.locks import FileLock, HeldMarker, is_held, remove_unless_held
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
@@ -28,8 +28,7 @@ STOP_TIMEOUT = 10.0
 def read_pid(paths: Paths) -> int | None:
     """The pid in the pid file, if there is a readable one."""
     try:
-        with open(paths.pid, encoding="ascii") as f:
-            text = f.read().strip()
+        text = fsutil.read_regular(paths.pid, limit=64).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None
@@ -54,7 +53,10 @@ def _logger(paths: Paths) -> logging.Logger:
     log.setLevel(logging.INFO)
     log.propagate = False
     if not log.handlers:
-        handler = logging.FileHandler(paths.log, encoding="utf-8")
+        # Opened here rather than by logging.FileHandler: only a regular file, and
+        # never writable by others whatever the umask.
+        stream = os.fdopen(_open_log(paths), "a", encoding="utf-8")
+        handler = logging.StreamHandler(stream)
         formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
         formatter.converter = time.gmtime
         handler.setFormatter(formatter)
@@ -62,17 +64,31 @@ def _logger(paths: Paths) -> logging.Logger:
     return log
 
 
+def _open_log(paths: Paths) -> int:
+    try:
+        return fsutil.open_append(paths.log)
+    except fsutil.NotRegularFile as exc:
+        raise SwarmforgeError(
+            f"{paths.log} is {exc.kind}, not a regular file.", hint="Remove it; it is made again."
+        ) from None
+
+
 def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
-    """Run the daemon in this process until stopped (or for one pass); files delivered."""
+    """Run the daemon in this process until stopped (or for one pass); files delivered.
+
+    Another daemon of the project makes this one refuse at once. A daemon that gets
+    the lock while a `stop` is in progress exits at once too, leaving its stop file.
+    """
     paths = Paths(root)
-    with FileLock(paths.lock, what=f"handoffd for {root}"):
+    with FileLock(paths.lock, what=f"handoffd for {root}", patience=0):
         log = _logger(paths)
+        if not remove_unless_held(paths.stop):
+            log.info("not starting (pid %d): a stop is in progress", os.getpid())
+            return 0
         daemon = Daemon(root, notifier, log)
         delivered = 0
         try:
             fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
-            if os.path.exists(paths.stop):
-                os.unlink(paths.stop)  # left by a stop that found no daemon to stop
             log.info("started (pid %d, notifier %s)", os.getpid(), notifier.name)
             daemon.load_roles()
             daemon.sweep()
@@ -96,6 +112,7 @@ def _serve(daemon: Daemon, paths: Paths) -> int:
     watcher.start()
     delivered = 0
     first = True
+    swept = time.monotonic()
     try:
         while not daemon.stop_requested():
             if daemon.load_roles() or first:
@@ -104,6 +121,9 @@ def _serve(daemon: Daemon, paths: Paths) -> int:
             delivered += len(daemon.run_once())
             if daemon.stop_requested():
                 break
+            if time.monotonic() - swept > SWEEP_SECONDS:
+                daemon.sweep()
+                swept = time.monotonic()
             daemon.wait()
     finally:
         watcher.stop()
@@ -113,40 +133,58 @@ def _serve(daemon: Daemon, paths: Paths) -> int:
 def start(root: str, notify_args: list[str], env: dict[str, str] | None = None) -> tuple[int, bool]:
     """Start a detached daemon unless one runs; (pid, True if it was already running).
 
-    `env` adds to the daemon's environment (a run tags everything it starts).
+    Returns only once the daemon it started runs, or has given way to another: a
+    start never leaves behind a daemon still waiting to take over. `env` adds to the
+    daemon's environment (a run tags everything it starts).
     """
     paths = Paths(root)
     pid = running_pid(paths)
-    if pid is not None:
+    if pid:
         return pid, True
-    os.makedirs(paths.dir, exist_ok=True)
+    fsutil.makedirs(paths.dir)
     argv = [sys.executable, "-m", "swarmforge", "daemon", "run", "--project", root, *notify_args]
-    with open(paths.log, "ab") as log:
-        # The shell puts the daemon in the background and exits at once: the daemon
-        # is adopted by init, never a zombie of this process, and holds none of the
-        # caller's stdin, stdout or stderr.
-        subprocess.run(
-            ["/bin/sh", "-c", 'exec "$@" &', "sh", *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            cwd=root,
-            check=True,
-            env={**os.environ, **(env or {})},
-        )
+    child = _process(_spawn(root, argv, paths, env))
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         pid = running_pid(paths)
-        if pid:
-            return pid, False
+        mine = child is not None and pid == child.pid
+        if pid and (mine or _exited(child, 0)):
+            return pid, not mine
+        if pid is None and _exited(child, 0):
+            # It gave way to a stop in progress, or to a daemon that a stop ended since.
+            if is_held(paths.stop):
+                raise SwarmforgeError("handoffd did not start: a stop is in progress.")
+            raise SwarmforgeError("handoffd exited at once.", hint=f"See {paths.log}.")
         time.sleep(0.02)
     raise SwarmforgeError(
         f"handoffd did not start within {START_TIMEOUT:.0f} s.", hint=f"See {paths.log}."
     )
 
 
-def _gone_within(paths: Paths, seconds: float) -> bool:
+def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None) -> int:
+    """Start `argv` in the background, detached; its pid."""
+    log = _open_log(paths)
+    try:
+        # The shell puts the daemon in the background, prints its pid and exits at
+        # once: the daemon is adopted by init, never a zombie of this process, and
+        # holds none of the caller's stdin, stdout or stderr (its output goes to the log).
+        shell = subprocess.run(
+            ["/bin/sh", "-c", 'exec "$@" >&2 &\necho "$!"', "sh", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+            cwd=root,
+            check=True,
+            env={**os.environ, **(env or {})},
+        )
+    finally:
+        os.close(log)
+    return int(shell.stdout)
+
+
+def _wait_gone(paths: Paths, seconds: float) -> bool:
+    """Wait until no daemon holds the lock; False if one still does after `seconds`."""
     deadline = time.monotonic() + seconds
     while running_pid(paths) is not None:
         if time.monotonic() > deadline:
@@ -156,24 +194,65 @@ def _gone_within(paths: Paths, seconds: float) -> bool:
 
 
 def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
-    """Stop the daemon and return once it is gone; its pid, or None if none was running."""
+    """Stop the daemon and return once it is gone; its pid, or None if none was running.
+
+    The stop file exists, held, until no daemon holds the lock: a daemon that takes
+    the lock meanwhile (one a racing `start` launched) sees it and exits at once.
+    """
     paths = Paths(root)
-    pid = running_pid(paths)
-    if pid is not None:
-        fsutil.atomic_write(paths.stop, b"stop\n")
-        if pid:
-            _signal(pid, signal.SIGTERM)
-        process = _process(pid)
-        if not _gone_within(paths, timeout) or not _exited(process, timeout):
-            pid = pid or read_pid(paths) or 0
-            if pid:
-                _signal(pid, signal.SIGKILL)
-            if not _gone_within(paths, 5.0) or not _exited(process, 5.0):
-                raise SwarmforgeError(f"handoffd (pid {pid}) would not stop.")
-    for leftover in (paths.pid, paths.stop):
-        if os.path.exists(leftover):
-            os.unlink(leftover)
-    return pid
+    if not os.path.isdir(paths.dir):
+        return None
+    # Found before the stop file exists: the daemon may let go of the lock as soon as
+    # it sees that file, a moment before its process is gone.
+    seen = running_pid(paths)
+    stopped = [p for p in (_daemon_process(paths),) if p is not None]
+    with HeldMarker(paths.stop):
+        for process in stopped:
+            _signal(process, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while not _wait_gone(paths, 0.05):
+            process = _daemon_process(paths)
+            if process is not None and all(process.pid != p.pid for p in stopped):
+                stopped.append(process)
+                _signal(process, signal.SIGTERM)
+            if time.monotonic() > deadline:
+                _kill(paths, stopped)
+                break
+        for process in stopped:
+            if not _exited(process, timeout):
+                raise SwarmforgeError(f"handoffd (pid {process.pid}) would not stop.")
+        if read_pid(paths) is not None and running_pid(paths) is None:
+            os.unlink(paths.pid)  # left by a daemon that was killed
+    return int(stopped[0].pid) if stopped else seen
+
+
+def _kill(paths: Paths, stopped: list[psutil.Process]) -> None:
+    """Kill what would not stop when asked; an error if the lock is still held."""
+    process = _daemon_process(paths)
+    if process is not None:
+        stopped.append(process)
+    for process in stopped:
+        _signal(process, signal.SIGKILL)
+    if not _wait_gone(paths, 5.0):
+        raise SwarmforgeError(f"handoffd (pid {read_pid(paths) or '?'}) would not stop.")
+
+
+def _daemon_process(paths: Paths) -> psutil.Process | None:
+    """The process named by the pid file if it really is a daemon holding the lock.
+
+    The pid file may be older than the daemon now holding the lock; its pid may
+    since belong to an unrelated process, which must never be signalled.
+    """
+    process = _process(read_pid(paths) or 0)
+    if process is None:
+        return None
+    lock = os.path.realpath(paths.lock)
+    try:
+        if any(os.path.realpath(f.path) == lock for f in process.open_files()):
+            return process
+    except psutil.Error:
+        pass
+    return None
 
 
 def _process(pid: int) -> psutil.Process | None:
@@ -200,10 +279,10 @@ def _exited(process: psutil.Process | None, seconds: float) -> bool:
     return True
 
 
-def _signal(pid: int, signum: int) -> None:
+def _signal(process: psutil.Process, signum: int) -> None:
     try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
+        process.send_signal(signum)  # never to a newer process that reused the pid
+    except psutil.Error:
         pass
 
 

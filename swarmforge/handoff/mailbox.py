@@ -57,7 +57,7 @@ class Mailbox:
     def ensure(self, *boxes: str) -> None:
         """Create the given boxes if missing."""
         for box in boxes:
-            os.makedirs(self.path(box), exist_ok=True)
+            fsutil.makedirs(self.path(box))
 
     def items(self, box: str) -> list[str]:
         """Absolute paths of the queue items in `box`, in file-name order."""
@@ -72,7 +72,9 @@ class Mailbox:
         return sorted(
             e.path
             for e in entries
-            if e.name.startswith(BATCH_PREFIX) and e.is_dir(follow_symlinks=False)
+            if e.name.startswith(BATCH_PREFIX)
+            and not message.has_control(e.name)  # see items_in
+            and e.is_dir(follow_symlinks=False)
         )
 
     def locate(self, name: str) -> tuple[str, str] | None:
@@ -102,7 +104,8 @@ class Mailbox:
     def install(self, name: str, handoff: message.Handoff) -> str:
         """Gate: write `name` under outbox/tmp/ and rename it into outbox/; its final path."""
         self.ensure(Box.OUTBOX_TMP, Box.SENT, Box.FAILED)
-        tmp = self.path(Box.OUTBOX_TMP, name + ".tmp")
+        # A temporary name carrying the writer's pid: the daemon sweeps it if the writer dies.
+        tmp = fsutil.temp_name(self.path(Box.OUTBOX_TMP, name))
         final = self.path(Box.OUTBOX, name)
         try:
             fsutil.write_new(tmp, handoff.render())
@@ -116,7 +119,10 @@ class Mailbox:
 
 
 def items_in(directory: str) -> list[str]:
-    """Absolute paths of the regular `.handoff` files in `directory`, in name order."""
+    """Absolute paths of the regular `.handoff` files in `directory`, in name order.
+
+    A name holding a control character is no item: printed, it could start a line of its own.
+    """
     try:
         entries = list(os.scandir(directory))
     except FileNotFoundError:
@@ -126,8 +132,40 @@ def items_in(directory: str) -> list[str]:
         for e in entries
         if e.name.endswith(SUFFIX)
         and not e.name.startswith(".")
+        and not message.has_control(e.name)
         and e.is_file(follow_symlinks=False)
     )
+
+
+NAME_FORMAT = "<PP>_<YYYYMMDDTHHMMSSZ>_<NNNNNN>_from_<sender>_to_<r1>_<r2>....handoff"
+
+
+def name_problem(name: str) -> str | None:
+    """What keeps `name` from being a handoff file name the gate makes (NAME_FORMAT), or None."""
+    parts = name[: -len(SUFFIX)].split("_") if name.endswith(SUFFIX) else []
+    if len(parts) < 7 or parts[3] != "from" or parts[5] != "to":
+        return "fields missing or misplaced"
+    priority, stamp, seq = parts[:3]
+    if not (len(priority) == 2 and _digits(priority)):
+        return "no two-digit priority"
+    if not (
+        len(stamp) == 16
+        and _digits(stamp[:8])
+        and stamp[8] == "T"
+        and _digits(stamp[9:15])
+        and stamp[15] == "Z"
+    ):
+        return "no YYYYMMDDTHHMMSSZ timestamp"
+    if not (len(seq) >= 6 and _digits(seq)):
+        return "no six-digit sequence number"
+    for role in (parts[4], *parts[6:]):
+        if not role or "/" in role or not role.isprintable() or any(c.isspace() for c in role):
+            return "an empty role name, or one with spaces or control characters"
+    return None
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def accept(src: str, dst: str) -> message.Handoff:

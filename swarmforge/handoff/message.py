@@ -7,6 +7,7 @@ import this module on every call.
 
 from __future__ import annotations
 
+from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
 
 FIELD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
@@ -114,6 +115,15 @@ def parse(data: bytes, path: str) -> Handoff:
 
 
 def read(path: str) -> Handoff:
-    """Read and parse the handoff file at `path`."""
-    with open(path, "rb") as f:
-        return parse(f.read(), path)
+    """Read and parse the handoff file at `path` (fsutil.NotRegularFile if it is not a file)."""
+    return parse(fsutil.read_regular(path), path)
+
+
+def shown(text: str) -> str:
+    """`text` fit for one line of output or log: control characters written as escapes."""
+    if not has_control(text):
+        return text
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") if has_control(c) else c
+        for c in text
+    )

@@ -16,6 +16,13 @@ SEQUENCE = "sequence"
 # own scripts use a `sequence.lock` directory; this name does not collide with it.)
 LOCK = "sequence.flock"
 LOCK_TIMEOUT = 30.0
+MAX_COUNTER_BYTES = 64  # six digits and a newline; room for more, never a whole file
+
+
+def _not_regular(path: str, exc: fsutil.NotRegularFile) -> CorruptFile:
+    return CorruptFile(
+        path, None, f"is {exc.kind}, not a regular file; remove it to let the gate go on"
+    )
 
 
 class SequenceLock:
@@ -27,8 +34,11 @@ class SequenceLock:
         self.fd = -1
 
     def __enter__(self) -> SequenceLock:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fsutil.makedirs(os.path.dirname(self.path))
+        try:
+            self.fd = fsutil.open_regular(self.path, os.O_RDWR | os.O_CREAT)
+        except fsutil.NotRegularFile as exc:
+            raise _not_regular(self.path, exc) from None
         deadline = time.monotonic() + self.timeout
         delay = 0.0005
         while True:
@@ -55,10 +65,13 @@ class SequenceLock:
 def read_counter(path: str) -> int:
     """The last allocated number stored at `path` (0 if the file does not exist)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = fsutil.read_regular(path, limit=MAX_COUNTER_BYTES)
     except FileNotFoundError:
         return 0
+    except fsutil.NotRegularFile as exc:
+        raise _not_regular(path, exc) from None
+    except fsutil.FileTooLarge:
+        raise CorruptFile(path, 1, "expected a sequence number, got a large file") from None
     text = raw.decode("ascii", errors="replace").strip()
     if not text.isdigit() or not text.isascii():
         raise CorruptFile(path, 1, f"expected a sequence number, got {text[:20]!r}")

@@ -22,6 +22,8 @@ from watchdog.observers.inotify_c import (
     WatchDescriptor,
 )
 
+from swarmforge import fsutil
+
 # A file appeared (renamed in, or created and written) or a watched directory went away.
 MASK = Mask(
     InotifyConstants.IN_MOVED_TO
@@ -74,7 +76,7 @@ class Watcher:
         if gone:
             self.inotify.remove_callbacks(gone)
         for directory in sorted(wanted - set(self.watches)):
-            os.makedirs(directory, exist_ok=True)
+            fsutil.makedirs(directory)
             self.watches[directory] = self.inotify.add_callback(
                 os.fsencode(directory), MASK, self.poke, CALLBACK
             )
