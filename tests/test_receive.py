@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,22 @@ def test_api_refusals_carry_exit_codes(project: Project) -> None:
     task = receive.ready_task(box)
     assert task is not None and task.handoff.get("dequeued_at")
     assert receive.done_task(box) == [str(project.box("cleaner", Box.COMPLETED) / "50_a.handoff")]
+
+
+def test_an_empty_batch_left_by_a_killed_ready_is_cleared_not_a_wedge(project: Project) -> None:
+    in_process = project.box("qa", Box.IN_PROCESS)
+    left = in_process / "batch_20260101T000000Z_000001"
+    left.mkdir(parents=True)
+    old = time.time() - 60
+    os.utime(left, (old, old))  # a ready killed a minute ago, between mkdir and its moves
+    queued = note(project, "qa", "20_20260101T000001Z_000001_from_coder_to_qa.handoff", "20")
+    code, out, err = call(project, "qa", "ready_for_next.sh")
+    assert (code, err) == (0, "") and "COUNT: 1" in out
+    assert not left.exists() and not queued.exists()
+    code, _, err = call(project, "qa", "done_with_current.sh")
+    assert code == 0, err
+    # A batch directory another ready made a moment ago is left alone.
+    fresh = in_process / "batch_20260101T000000Z_000002"
+    fresh.mkdir()
+    code, _, err = call(project, "qa", "ready_for_next.sh")
+    assert (code, err) == (2, f"AMBIGUOUS_TASK_STATE: batch contains no tasks: {fresh}\n")

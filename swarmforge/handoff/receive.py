@@ -1,12 +1,15 @@
 """The receive helpers: accept the next task or batch, complete the current one.
 
 Every refusal, message and exit code follows docs/protocol.md ("Receiving work"). The
-helpers never guess: a state they cannot read one way is refused, not repaired.
+helpers never guess: a state they cannot read one way is refused, not repaired. The
+one state they repair is their own: an empty batch directory that a `ready` killed
+between making it and filling it left behind.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from swarmforge import fsutil, project
 from swarmforge.errors import Refused, SwarmforgeError
@@ -16,6 +19,25 @@ from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task
 
 CLAIM_ATTEMPTS = 5  # another claimer of the same mailbox can win a race; look again
+# An empty batch directory older than this was left by a killed `ready`; a younger one
+# may be another `ready` of the same role about to move its items in.
+STALE_EMPTY_BATCH = 10.0
+
+
+def drop_stale_empty_batches(box: Mailbox, now: float | None = None) -> list[str]:
+    """Remove in-process batch directories that a killed `ready` left empty; their paths."""
+    dropped = []
+    for directory in box.batches():
+        try:
+            if os.listdir(directory):
+                continue
+            age = (time.time() if now is None else now) - os.lstat(directory).st_mtime
+            if age >= STALE_EMPTY_BATCH:
+                os.rmdir(directory)  # fails, and keeps it, if an item arrived meanwhile
+                dropped.append(directory)
+        except OSError:
+            continue
+    return dropped
 
 
 def _listing(paths: list[str]) -> tuple[str, ...]:
@@ -29,6 +51,7 @@ def _resume(path: str) -> Task:
 def ready_task(box: Mailbox) -> Task | None:
     """Accept the next task (or resume the current one); None when the queue is empty."""
     box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+    drop_stale_empty_batches(box)
     for _ in range(CLAIM_ATTEMPTS):
         batches = box.batches()
         if batches:
@@ -89,6 +112,7 @@ def _new_batch_dir(box: Mailbox) -> str:
 def ready_batch(box: Mailbox) -> Batch | None:
     """Accept every queued item of the top priority as one batch (or resume the current one)."""
     box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+    drop_stale_empty_batches(box)
     for _ in range(CLAIM_ATTEMPTS):
         singles = box.items(Box.IN_PROCESS)
         if singles:
@@ -120,6 +144,7 @@ def ready_batch(box: Mailbox) -> Batch | None:
 def done_task(box: Mailbox) -> list[str]:
     """Complete the task in process; the path it was completed to."""
     box.ensure(Box.IN_PROCESS, Box.COMPLETED)
+    drop_stale_empty_batches(box)
     batches = box.batches()
     if batches:
         raise Refused("CURRENT_WORK_IS_BATCH: use done_with_current.sh.", details=_listing(batches))
@@ -141,6 +166,7 @@ def done_task(box: Mailbox) -> list[str]:
 def done_batch(box: Mailbox) -> tuple[list[str], str]:
     """Complete the batch in process; its items' new paths and the batch's new directory."""
     box.ensure(Box.IN_PROCESS, Box.COMPLETED)
+    drop_stale_empty_batches(box)
     singles = box.items(Box.IN_PROCESS)
     if singles:
         raise Refused(
