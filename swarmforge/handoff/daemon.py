@@ -16,7 +16,7 @@ import time
 from swarmforge import fsutil, locks, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
-from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.message import shown
 from swarmforge.handoff.notify import Notifier, WakeFailed
 
@@ -24,6 +24,8 @@ RESCAN_SECONDS = 5.0
 SWEEP_SECONDS = 300.0
 # Where helpers and the daemon write temporary files (the handoffs root itself too).
 SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+# A sender's boxes: if one is not a real directory, its outbox is left alone.
+SENDING = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
 WAKE_RETRIES = 6
 WAKE_BACKOFF = 0.5
 
@@ -157,6 +159,7 @@ class Daemon:
         self.stopping = False
         self.changed = Waker()
         self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
+        self.unsafe: dict[str, str] = {}  # mailbox root -> why its outbox is left alone
 
     def load_roles(self) -> bool:
         """Re-read roles.tsv if it changed; True if the role table is new."""
@@ -193,41 +196,74 @@ class Daemon:
         directories = {self.paths.dir}
         for worktree in {self.paths.root, *(e.path for e in self.roles.values())}:
             box = Mailbox(worktree)
+            if box.problem() is not None:
+                continue  # a mailbox root that is a link: nothing is removed through it
             directories.add(box.root)  # the sequence counter's temporary files
-            directories.update(box.path(b) for b in SWEPT)
-            directories.update(box.batches(Box.IN_PROCESS) + box.batches(Box.COMPLETED))
+            safe = [b for b in SWEPT if box.problem(b) is None]
+            directories.update(box.path(b) for b in safe)
+            for b in (Box.IN_PROCESS, Box.COMPLETED):
+                if b in safe:
+                    directories.update(box.batches(b))
         return sorted(directories)
 
-    def outboxes(self) -> list[str]:
-        """Every role's outbox directory and the main checkout's, once each.
+    def mailboxes(self) -> list[Mailbox]:
+        """Every role's mailbox and the main checkout's, once each, in path order.
 
-        The main checkout's outbox is scanned even when no role works there:
-        `swarmforge send` queues the user's handoffs in it. Paths are resolved so
-        that one directory spelled two ways is still scanned once.
+        The main checkout's is included even when no role works there: `swarmforge
+        send` queues the user's handoffs in its outbox. Roots are compared resolved so
+        that one directory spelled two ways is still taken once.
         """
-        worktrees = [self.paths.root, *(e.path for e in self.roles.values())]
-        return sorted({os.path.realpath(Mailbox(w).path(Box.OUTBOX)) for w in worktrees})
+        found: dict[str, Mailbox] = {}
+        for worktree in [self.paths.root, *(e.path for e in self.roles.values())]:
+            box = Mailbox(worktree)
+            found.setdefault(os.path.realpath(box.root), box)
+        return [found[root] for root in sorted(found)]
+
+    def outboxes(self) -> list[str]:
+        """The resolved outbox directory of every mailbox whose sending boxes are safe."""
+        return [
+            os.path.realpath(box.path(Box.OUTBOX))
+            for box in self.mailboxes()
+            if box.problem(*SENDING) is None
+        ]
+
+    def _pending(self) -> list[tuple[str, bool]]:
+        """(path, tracked by git) of every finished outbox file of a safe mailbox, by name."""
+        files: list[tuple[str, bool]] = []
+        unsafe: dict[str, str] = {}
+        for box in self.mailboxes():
+            problem = box.problem(*SENDING)
+            if problem is not None:
+                unsafe[box.root] = problem.message
+                if self.unsafe.get(box.root) != problem.message:
+                    self.log.error("leaving the outbox of %s alone: %s", box.worktree, problem)
+                continue
+            found = delivery.pending(os.path.realpath(box.path(Box.OUTBOX)))
+            tracked = delivery.tracked(box.worktree) if found else set()
+            files += [(path, os.path.basename(path) in tracked) for path in found]
+        self.unsafe = unsafe
+        return sorted(files, key=lambda item: os.path.basename(item[0]))
 
     def run_once(self) -> list[delivery.Outcome]:
         """One pass: deliver every finished outbox file in name order, then wake recipients."""
         self.load_roles()
-        files = sorted(
-            (path for box in self.outboxes() for path in delivery.pending(box)),
-            key=os.path.basename,
-        )
+        files = self._pending()
         outcomes = []
-        for path in files:
+        for path, tracked in files:
             if self.stopping:
                 break  # a stop request waits only for the delivery in progress
             try:
-                outcome = delivery.deliver(path, self.roles)
-            except OSError as exc:
+                outcome = delivery.deliver(path, self.roles, is_tracked=tracked)
+            except (OSError, UnsafeMailbox) as exc:
                 self._stuck(path, str(exc))
                 continue
-            self.stuck.pop(path, None)
+            if outcome.status == delivery.HELD:
+                self._stuck(path, outcome.reason)
+            else:
+                self.stuck.pop(path, None)
             self._record(outcome)
             outcomes.append(outcome)
-        for path in set(self.stuck) - set(files):
+        for path in set(self.stuck) - {path for path, _ in files}:
             del self.stuck[path]
         self.wakeups.send(self.roles, self.paths.root, time.monotonic())
         return outcomes
@@ -247,8 +283,10 @@ class Daemon:
                 outcome.name,
                 ",".join(outcome.copied) or "(every copy was already there)",
             )
-            for role in outcome.copied:
-                self.wakeups.add(role)
+        elif outcome.status == delivery.HELD and outcome.copied:
+            self.log.info("delivered %s to %s only", outcome.name, ",".join(outcome.copied))
+        for role in outcome.copied:
+            self.wakeups.add(role)
 
     def stop_requested(self) -> bool:
         """True if a stop was asked for by signal or by the stop file.

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil
+from swarmforge import fsutil, proc
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import (
+    HANDOFFS,
     NAME_FORMAT,
     SUFFIX,
     Box,
     Mailbox,
+    UnsafeMailbox,
     name_problem,
     utc_stamp,
 )
 from swarmforge.project import RoleEntry
 
-DELIVERED, FAILED, GONE = "delivered", "failed", "gone"
+# HELD: a recipient's mailbox is unsafe (UnsafeMailbox); the original stays in the outbox
+# until it is repaired, and the other recipients have their copies meanwhile.
+DELIVERED, FAILED, GONE, HELD = "delivered", "failed", "gone", "held"
+TRACKED = "tracked by git: handoffs come only from the gate"
 
 
 class Outcome:
@@ -62,6 +67,20 @@ def pending(outbox: str) -> list[str]:
     )
 
 
+def tracked(worktree: str) -> set[str]:
+    """Names of the files in the outbox of `worktree` that git tracks there.
+
+    Such a file came with a commit, not from the gate, so it is never delivered. A
+    directory git does not know (ls-files fails) tracks nothing.
+    """
+    outbox = os.path.join(HANDOFFS, Box.OUTBOX)
+    result = proc.run(["git", "-C", worktree, "ls-files", "-z", "--", outbox])
+    if not result.ok:
+        return set()
+    paths = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {os.path.basename(p) for p in paths if p and os.path.dirname(p) == outbox}
+
+
 def _existing_copy(box: Mailbox, name: str) -> str | None:
     found = box.locate(name)
     return found[1] if found else None
@@ -89,6 +108,9 @@ def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> li
         if box.root in seen:
             continue  # two roles sharing one worktree share one mailbox
         seen.add(box.root)
+        if box.problem(Box.NEW, Box.IN_PROCESS, Box.COMPLETED):
+            missing.append(role)  # copy_to refuses it; nothing is looked up through a link
+            continue
         existing = _existing_copy(box, name)
         if existing is None:
             missing.append(role)
@@ -100,6 +122,7 @@ def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> li
 def copy_to(handoff: message.Handoff, name: str, role: str, entry: RoleEntry) -> bool:
     """Publish the recipient's copy in its inbox/new/; False if it appeared meanwhile."""
     box = Mailbox(entry.path)
+    box.check(Box.IN_PROCESS, Box.COMPLETED)
     box.ensure(Box.NEW)
     copy = handoff.with_header("recipient", role).with_header("enqueued_at", utc_stamp())
     final = box.path(Box.NEW, name)
@@ -110,11 +133,16 @@ def copy_to(handoff: message.Handoff, name: str, role: str, entry: RoleEntry) ->
     return made
 
 
+def _sender(path: str) -> Mailbox:
+    """The mailbox whose outbox holds `path` (<worktree>/.swarmforge/handoffs/outbox/X)."""
+    return Mailbox(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path)))))
+
+
 def fail(path: str, reason: str) -> None:
     """Move an undeliverable outbox file to failed/ beside a `<name>.error` saying why."""
-    handoffs = os.path.dirname(os.path.dirname(path))
-    failed = os.path.join(handoffs, Box.FAILED)
-    fsutil.makedirs(failed)
+    box = _sender(path)
+    box.ensure(Box.FAILED)
+    failed = box.path(Box.FAILED)
     name = os.path.basename(path)
     target = os.path.join(failed, name)
     if os.path.lexists(target):
@@ -128,9 +156,9 @@ def fail(path: str, reason: str) -> None:
 
 def archive(path: str) -> None:
     """Move a delivered original from outbox/ to the sender's sent/."""
-    handoffs = os.path.dirname(os.path.dirname(path))
-    sent = os.path.join(handoffs, Box.SENT)
-    fsutil.makedirs(sent)
+    box = _sender(path)
+    box.ensure(Box.SENT)
+    sent = box.path(Box.SENT)
     target = os.path.join(sent, os.path.basename(path))
     if os.path.lexists(target):
         # Already archived once under this name: the outbox file is a duplicate.
@@ -139,9 +167,14 @@ def archive(path: str) -> None:
     fsutil.fsync_dir(sent)
 
 
-def deliver(path: str, roles: dict[str, RoleEntry]) -> Outcome:
-    """Deliver the outbox file at `path`: every missing copy, then archive the original."""
+def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False) -> Outcome:
+    """Deliver the outbox file at `path`: every missing copy, then archive the original.
+
+    `is_tracked`: git tracks the file (see tracked), which is then failed unread.
+    """
     name = os.path.basename(path)
+    if is_tracked and os.path.lexists(path):
+        return _failed(path, TRACKED)
     problem = name_problem(name)
     if problem and os.path.lexists(path):
         # A name the gate never makes may hold anything, even line breaks that would
@@ -160,9 +193,17 @@ def deliver(path: str, roles: dict[str, RoleEntry]) -> Outcome:
         return _failed(path, f"unreadable: {exc.strerror}")
     try:
         handoff = message.parse(data, path)
-        copied = [
-            role for role in plan(handoff, name, roles) if copy_to(handoff, name, role, roles[role])
-        ]
+        copied: list[str] = []
+        unsafe: list[UnsafeMailbox] = []
+        for role in plan(handoff, name, roles):
+            try:
+                if copy_to(handoff, name, role, roles[role]):
+                    copied.append(role)
+            except UnsafeMailbox as exc:
+                unsafe.append(exc)
+        if unsafe:
+            reason = "; ".join(exc.message for exc in unsafe)
+            return Outcome(name, HELD, copied, reason)
         archive(path)
     except CorruptFile as exc:
         return _failed(path, f"malformed: {exc}")

@@ -15,7 +15,7 @@ from swarmforge import fsutil, project
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
-from swarmforge.handoff.mailbox import Mailbox, compact_stamp, utc_stamp
+from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 from swarmforge.handoff.message import Handoff
 
 USAGE = """Usage: swarm_handoff.sh <draft-file>
@@ -146,6 +146,9 @@ def _install(
     mailbox: Mailbox, draft: drafts.Draft, sender: str, label: str, usage: str, extra: str = ""
 ) -> tuple[str, Handoff]:
     """Stamp a valid draft from `sender`, with `extra` after the generated body, and queue it."""
+    # Before the sequence counter is written in the mailbox root: a mailbox directory that
+    # a commit turned into a symbolic link is refused, never written through.
+    mailbox.ensure(Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
     now = time.time()
     seq = sequence.next_sequence(mailbox.root)
     name, handoff = build(draft, sender, seq, now)

@@ -6,9 +6,11 @@ Where a file lies is its state. Nothing outside this module moves handoff files.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from swarmforge import fsutil
+from swarmforge.errors import Refused
 from swarmforge.handoff import message
 
 HANDOFFS = os.path.join(".swarmforge", "handoffs")
@@ -42,22 +44,82 @@ def compact_stamp(now: float | None = None) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
 
 
+class UnsafeMailbox(Refused):
+    """A mailbox directory that is a symbolic link or no directory at all: never used.
+
+    `.swarmforge/` is only git-ignored, so a commit can put anything there; a mailbox
+    directory replaced that way must not be written through, nor read as a queue.
+    """
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(
+            f"UNSAFE_MAILBOX: {message.shown(path)} is {kind}, not a real directory; "
+            "the mailbox is not used until it is one.",
+            hint="Remove it (and any commit that put it there: .swarmforge/ is never "
+            "committed), then run again.",
+        )
+        self.path = path
+        self.kind = kind
+
+
 class Mailbox:
     """The mailbox of the worktree at `worktree` (`<worktree>/.swarmforge/handoffs`)."""
 
-    __slots__ = ("root",)
+    __slots__ = ("root", "worktree")
 
     def __init__(self, worktree: str) -> None:
-        self.root = os.path.join(os.path.abspath(worktree), HANDOFFS)
+        self.worktree = os.path.abspath(worktree)
+        self.root = os.path.join(self.worktree, HANDOFFS)
 
     def path(self, box: str, name: str = "") -> str:
         """The path of `name` in `box` (or of the box itself)."""
         return os.path.join(self.root, box, name) if name else os.path.join(self.root, box)
 
+    def _chain(self, box: str) -> list[str]:
+        """Every directory from `.swarmforge` down to `box` ("" for the mailbox root)."""
+        chain = []
+        here = self.worktree
+        for part in [*HANDOFFS.split(os.sep), *(box.split(os.sep) if box else [])]:
+            here = os.path.join(here, part)
+            chain.append(here)
+        return chain
+
+    def problem(self, *boxes: str) -> UnsafeMailbox | None:
+        """Why `boxes` (and the directories above them) cannot be used, or None.
+
+        Each is looked at without following symbolic links; a missing one is no problem
+        (ensure makes it), and nothing below a missing one can exist.
+        """
+        for box in boxes or ("",):
+            for path in self._chain(box):
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    break
+                if stat.S_ISREG(st.st_mode):
+                    return UnsafeMailbox(path, "a regular file")
+                if not stat.S_ISDIR(st.st_mode):
+                    return UnsafeMailbox(path, fsutil.kind_of(st.st_mode))
+        return None
+
+    def check(self, *boxes: str) -> None:
+        """Raise UnsafeMailbox if any of `boxes`, or a directory above them, is not a real one."""
+        problem = self.problem(*boxes)
+        if problem is not None:
+            raise problem
+
     def ensure(self, *boxes: str) -> None:
-        """Create the given boxes if missing."""
-        for box in boxes:
-            fsutil.makedirs(self.path(box))
+        """Create the given boxes if missing; UnsafeMailbox if one is not a real directory."""
+        self.check(*boxes)
+        fsutil.makedirs(self.worktree)
+        for box in boxes or ("",):
+            for path in self._chain(box):
+                try:
+                    os.mkdir(path, fsutil.DIR_MODE)
+                except FileExistsError:
+                    pass
+        # Looked at again: something may have been put in place between the check and mkdir.
+        self.check(*boxes)
 
     def items(self, box: str) -> list[str]:
         """Absolute paths of the queue items in `box`, in file-name order."""
@@ -103,7 +165,7 @@ class Mailbox:
 
     def install(self, name: str, handoff: message.Handoff) -> str:
         """Gate: write `name` under outbox/tmp/ and rename it into outbox/; its final path."""
-        self.ensure(Box.OUTBOX_TMP, Box.SENT, Box.FAILED)
+        self.ensure(Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
         # A temporary name carrying the writer's pid: the daemon sweeps it if the writer dies.
         tmp = fsutil.temp_name(self.path(Box.OUTBOX_TMP, name))
         final = self.path(Box.OUTBOX, name)

@@ -193,6 +193,27 @@ def check_repository(root: str) -> Check:
     return Check("repository", "ok", f"{checkout.workdir} at {checkout.head[:10]} ({branch})")
 
 
+# The project's own state: never content of the repository (a commit could then replace it).
+STATE_DIRS = (".swarmforge", ".worktrees")
+
+
+def check_tracked_state(root: str) -> Check:
+    """Git tracks nothing under `.swarmforge/` or `.worktrees/` in the project."""
+    try:
+        result = proc.run(["git", "-C", root, "ls-files", "-z", "--", *STATE_DIRS])
+    except SwarmforgeError:
+        return Check("tracked", "ok", "no git to ask")
+    if not result.ok:
+        return Check("tracked", "ok", "not a git checkout")
+    paths = [p for p in result.stdout.decode(errors="replace").split("\0") if p]
+    dirs = sorted({p.split("/", 1)[0] for p in paths})
+    if dirs:
+        detail = f"git tracks {len(paths)} file(s) under {', '.join(d + '/' for d in dirs)}"
+        fix = f"run `git rm -r --cached {' '.join(dirs)}` and commit: no commit may carry them"
+        return Check("tracked", "FAIL", detail, fix)
+    return Check("tracked", "ok", f"git tracks nothing under {', '.join(STATE_DIRS)}")
+
+
 def check_daemon(root: str) -> Check:
     """The delivery daemon runs, or at least left no stale pid file behind."""
     paths = Paths(root)
@@ -276,5 +297,6 @@ def run_checks(
         seen = os.environ if env is None else env
         checks += [check_agent_start(root, a, seen) for a in agentconf.agents_used(config)]
         checks.append(check_prompts(root, config))
-    checks += [check_repository(root), check_daemon(root), *check_run(root)]
+    checks += [check_repository(root), check_tracked_state(root)]
+    checks += [check_daemon(root), *check_run(root)]
     return checks
