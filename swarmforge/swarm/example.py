@@ -33,6 +33,10 @@ REHEARSAL_HEAD = """\
 # Each string of `run` is one call of the agent's shell tool, in the role's worktree.
 # `expect` is checked when the turn ends: `output` (text the commands printed),
 # `sent` (roles it queued a handoff to), `completed` (handoffs it completed).
+# These turns commit and merge. codex's default sandbox keeps `.git` read-only, so
+# with a plain `codex` window line the commit fails here as it would in the real
+# swarm: give the role write access first (for example by adding
+# --dangerously-bypass-approvals-and-sandbox to its line); see docs/configuration.md.
 
 """
 
