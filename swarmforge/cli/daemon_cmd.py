@@ -11,6 +11,8 @@ from swarmforge.errors import EXIT_NOT_RUNNING, EXIT_OK, SwarmforgeError
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `daemon` subcommand."""
+    from swarmforge.cli.parser import project_option
+
     daemon = sub.add_parser(
         "daemon",
         help="the delivery daemon (handoffd)",
@@ -25,11 +27,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ("run", "run in the foreground"),
     ):
         p = actions.add_parser(name, help=text, description=text)
-        p.add_argument(
-            "--project",
-            metavar="DIR",
-            help="the project (default: found from the current directory)",
-        )
+        project_option(p)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
         if name in ("start", "run"):
             p.add_argument(

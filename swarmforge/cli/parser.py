@@ -75,6 +75,13 @@ def build_internal() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     return parser, frozenset(sub.choices)
 
 
+def project_option(p: argparse.ArgumentParser) -> None:
+    """Add the `--project DIR` option every command that works on a project takes."""
+    p.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+
+
 def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 

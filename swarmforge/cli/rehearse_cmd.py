@@ -14,6 +14,8 @@ SHOWN_LINES = 3  # of each command's output
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `rehearse`."""
+    from swarmforge.cli.parser import project_option
+
     rehearse = sub.add_parser(
         "rehearse",
         help="run the swarm with the real claude/codex CLIs against a scripted model, offline",
@@ -23,9 +25,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Exits 0 only if every expectation of the script held.",
     )
     rehearse.add_argument("script", help="the rehearsal script (TOML; `init` writes an example)")
-    rehearse.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
+    project_option(rehearse)
     rehearse.add_argument(
         "--backend",
         choices=("tmux", "headless"),

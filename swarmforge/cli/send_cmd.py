@@ -11,6 +11,8 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `send`."""
+    from swarmforge.cli.parser import project_option
+
     send = sub.add_parser(
         "send",
         help="queue a handoff from the user to a role (through the gate)",
@@ -39,9 +41,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="NAME",
         help="git_handoff: the task name (default: made from the first line of TEXT)",
     )
-    send.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
+    project_option(send)
     send.add_argument("--json", action="store_true", help="print the queued handoff as JSON")
     send.set_defaults(handler=_send)
 

@@ -12,6 +12,8 @@ from swarmforge.errors import EXIT_FAILURE, EXIT_OK
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `init` and `doctor`."""
+    from swarmforge.cli.parser import project_option
+
     init = sub.add_parser(
         "init",
         help="scaffold swarmforge/ (conf, constitution, role prompts) from a shipped pack",
@@ -43,9 +45,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--project DIR), a missing swarmforge.conf is a FAIL, since `up` cannot start there; "
         "outside any project only the tools are checked and it is a warning.",
     )
-    doctor.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
+    project_option(doctor)
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     doctor.set_defaults(handler=_doctor)
 

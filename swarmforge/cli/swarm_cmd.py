@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
-    p.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
+    from swarmforge.cli.parser import project_option
+
+    project_option(p)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print the result as JSON")
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `trust`."""
+    from swarmforge.cli.parser import project_option
+
     trust = sub.add_parser(
         "trust",
         help="make the project trusted by the agents it uses (shows the change first)",
@@ -29,9 +31,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trust.add_argument("--agent", choices=("claude", "codex"), help="only this agent")
     trust.add_argument("--yes", action="store_true", help="apply without asking")
     trust.add_argument("--json", action="store_true", help="print the changes as JSON")
-    trust.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
+    project_option(trust)
     trust.set_defaults(handler=_trust)
 
 

@@ -112,7 +112,7 @@ def _check_agents(config: SwarmConfig) -> None:
         )
 
 
-def _stalled(director: Director, limit: float, project: str) -> list[str]:
+def _stalled(director: Director, limit: float, project: str, config: SwarmConfig) -> list[str]:
     """A problem for each role that stopped answering mid-turn, with what its screen shows."""
     from swarmforge.handoff.notify import project_socket
     from swarmforge.swarm.tmux import Tmux
@@ -120,7 +120,8 @@ def _stalled(director: Director, limit: float, project: str) -> list[str]:
     problems = []
     for role, turn, command in director.stalled(limit):
         try:
-            screen = Tmux(project_socket(project)).capture(f"=swarmforge-{role}:", SCREEN_LINES)
+            session = config.role(role).session_name
+            screen = Tmux(project_socket(project)).capture(f"={session}:", SCREEN_LINES)
         except SwarmforgeError:
             screen = []
         shown = "".join(f"\n    | {line}" for line in screen if line.strip())
@@ -131,7 +132,9 @@ def _stalled(director: Director, limit: float, project: str) -> list[str]:
     return problems
 
 
-def _wait(director: Director, script: Script, project: str, progress: Progress) -> list[str]:
+def _wait(
+    director: Director, script: Script, project: str, config: SwarmConfig, progress: Progress
+) -> list[str]:
     """Wait until every role has played its turns; the problems that ended the wait early."""
     deadline = time.monotonic() + script.timeout
     shown: dict[str, str] = {}
@@ -142,7 +145,7 @@ def _wait(director: Director, script: Script, project: str, progress: Progress) 
                 shown[role] = line
         if director.finished():
             return []
-        stalled = _stalled(director, script.stall, project)
+        stalled = _stalled(director, script.stall, project, config)
         if stalled:
             return stalled
         time.sleep(POLL)
@@ -173,7 +176,7 @@ def _play(
             for send in script.send:
                 path, _ = gate.send(project, send.to, send.text, type_=send.type)
                 progress(f"sent {os.path.basename(path)}")
-            problems += _wait(director, script, project, progress)
+            problems += _wait(director, script, project, config, progress)
         finally:
             progress("stopping the swarm")
             launcher.down(project, purge=True)

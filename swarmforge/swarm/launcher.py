@@ -141,7 +141,7 @@ def _start_tmux(
         # and tmux refuses commands longer than about 16 KB.
         env = layout.role_vars(root, record.run_id, role)
         # Checked here, so that a missing agent stops `up` before any session starts.
-        roles.command(root, config, role, layout.role_env(root, record.run_id, role))
+        roles.command(root, config, role, layout.role_env(root, record.run_id, role), "tmux")
         argv = [sys.executable, "-m", "swarmforge", "pane", "--project", root, role.name]
         # An exec role's loop keeps its own log; an agent's screen is the log.
         log = None if role.exec_role else layout.log_file(root, role.name)

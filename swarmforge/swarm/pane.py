@@ -49,7 +49,7 @@ class Supervisor:
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
         self.env = layout.role_env(root, record.run_id, role)
-        self.argv = roles.command(root, config, role, self.env)
+        self.argv = roles.command(root, config, role, self.env, "tmux")
         self.policy = load_settings(root, config.names).role(name).restart
         self.child: subprocess.Popen[bytes] | None = None
         self.stopping = False

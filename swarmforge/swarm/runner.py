@@ -85,7 +85,7 @@ def _children(root: str) -> tuple[str, dict[str, Child]]:
     for role in record.roles:
         env = layout.role_env(root, record.run_id, role)
         out[role.name] = Child(
-            roles.command(root, config, role, env),
+            roles.command(root, config, role, env, "headless"),
             role.path,
             env,
             layout.log_file(root, role.name),

@@ -17,12 +17,13 @@ import psutil
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+from swarmforge.project import SESSION_UNSAFE_CHARS
 
 WIDTH, HEIGHT = 220, 50
 KILL_TIMEOUT = 5.0
 # tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
 # name with one of these would not be found again under the name it was given.
-_NAME_FORBIDDEN = ".:#"
+_NAME_FORBIDDEN = SESSION_UNSAFE_CHARS
 
 
 @dataclass(frozen=True)
