@@ -331,3 +331,15 @@ def test_an_agent_waiting_for_an_approval_ends_the_rehearsal_with_its_screen(rep
         "role coder, turn 1: no result of `git commit -q --allow-empty -m unapproved` after 5 s"
     )
     assert "Do you want to proceed?" in problems[0]
+
+
+@pytest.mark.slow
+def test_claude_runs_the_helpers_without_asking(repo: Path) -> None:
+    script = (
+        "timeout = 120\nstall = 15\n[[roles.coder.turns]]\n"
+        'run = ["ready_for_next.sh"]\nexpect = { output = ["NO_TASK"] }\n'
+    )
+    # No --allowedTools: only the swarm's own --settings lets the helper through.
+    _project(repo, CHAIN.replace(" --allowedTools Bash", ""), script)
+    code, report, stderr = _rehearse(repo)
+    assert code == 0, f"{report.get('problems')}\n{stderr}"
