@@ -45,3 +45,14 @@ class CorruptFile(SwarmforgeError):
         self.problem = problem
         if refused:
             self.exit_code = EXIT_REFUSED
+
+
+def os_error_line(exc: OSError) -> str:
+    """An operating-system error as one line of output, naming the path it concerns."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return f"swarmforge: {reason}"
+    where = str(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {exc.filename2}"
+    return f"swarmforge: {where}: {reason}"

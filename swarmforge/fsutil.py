@@ -184,9 +184,12 @@ def write_new(path: str, data: bytes, *, durable: bool = True, mode: int = FILE_
             view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
         _unlink_quietly(path)
+        if isinstance(exc, OSError) and exc.filename is None:
+            # os.write and os.fsync name no file: a full disk must still say which one.
+            raise OSError(exc.errno, exc.strerror, path) from None
         raise
     os.close(fd)
 
@@ -197,8 +200,10 @@ def atomic_write(path: str, data: bytes, *, durable: bool = True, mode: int = FI
     try:
         write_new(tmp, data, durable=durable, mode=mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         _unlink_quietly(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror, path) from None  # the name the caller knows
         raise
     if durable:
         fsync_dir(os.path.dirname(path) or ".")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError, os_error_line
 
 HELPERS = ("handoff", "ready", "done")
 # The SwarmForge helper scripts and the arguments each passes to `main`.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except OSError as exc:
         _flush(out)
-        sys.stderr.write(f"swarmforge: {exc.strerror or exc}: {exc.filename or ''}\n")
+        sys.stderr.write(os_error_line(exc) + "\n")
         return EXIT_FAILURE
     _flush(out)
     return EXIT_OK

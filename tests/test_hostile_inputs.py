@@ -227,6 +227,8 @@ def test_a_full_disk_leaves_no_temporary_copy_behind(swarm: Project) -> None:
     path = send(swarm, "coder", "qa,cleaner")
     r = subprocess.run(
         [sys.executable, "-c", FULL_DISK, str(swarm.root), path],
+        # A short write of a bytecode cache would leave it truncated.
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         capture_output=True,
         text=True,
         timeout=HANG,

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 from swarmforge import __version__
-from swarmforge.errors import SwarmforgeError
+from swarmforge.errors import EXIT_FAILURE, SwarmforgeError, os_error_line
 
 
 def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,3 +124,9 @@ def run(args: list[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:
+        # A full disk, a read-only directory, a path made unusable underneath us: one line
+        # naming the path, never a traceback.
+        sys.stdout.flush()
+        sys.stderr.write(os_error_line(exc) + "\n")
+        return EXIT_FAILURE

@@ -12,7 +12,7 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, project
+from swarmforge import fsutil, logfile, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.daemon import SWEEP_SECONDS, Daemon, Paths
@@ -49,28 +49,7 @@ def logger(root: str) -> logging.Logger:
 
 
 def _logger(paths: Paths) -> logging.Logger:
-    log = logger(paths.root)
-    log.setLevel(logging.INFO)
-    log.propagate = False
-    if not log.handlers:
-        # Opened here rather than by logging.FileHandler: only a regular file, and
-        # never writable by others whatever the umask.
-        stream = os.fdopen(_open_log(paths), "a", encoding="utf-8")
-        handler = logging.StreamHandler(stream)
-        formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%SZ")
-        formatter.converter = time.gmtime
-        handler.setFormatter(formatter)
-        log.addHandler(handler)
-    return log
-
-
-def _open_log(paths: Paths) -> int:
-    try:
-        return fsutil.open_append(paths.log)
-    except fsutil.NotRegularFile as exc:
-        raise SwarmforgeError(
-            f"{paths.log} is {exc.kind}, not a regular file.", hint="Remove it; it is made again."
-        ) from None
+    return logfile.logger(logger(paths.root).name, paths.log)
 
 
 def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
@@ -163,7 +142,7 @@ def start(root: str, notify_args: list[str], env: dict[str, str] | None = None) 
 
 def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None) -> int:
     """Start `argv` in the background, detached; its pid."""
-    log = _open_log(paths)
+    log = logfile.open_log(paths.log)
     try:
         # The shell puts the daemon in the background, prints its pid and exits at
         # once: the daemon is adopted by init, never a zombie of this process, and

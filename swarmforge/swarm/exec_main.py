@@ -7,6 +7,7 @@ import os
 import signal
 from types import FrameType
 
+from swarmforge import logfile
 from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm import agents, layout, roles, runrecord
 from swarmforge.swarm.config import load_config
@@ -30,12 +31,7 @@ def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemComm
 
 
 def _logger(root: str, name: str) -> logging.Logger:
-    log = logging.getLogger(f"role:{name}")
-    log.setLevel(logging.INFO)
-    handler = logging.FileHandler(layout.log_file(root, name), encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    log.addHandler(handler)
-    return log
+    return logfile.logger(f"role:{name}", layout.log_file(root, name))
 
 
 def serve_role(root: str, name: str) -> None:

@@ -16,7 +16,7 @@ import subprocess
 import time
 from types import FrameType
 
-from swarmforge import fsutil
+from swarmforge import fsutil, logfile
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.daemon import Waker
 from swarmforge.locks import FileLock
@@ -66,13 +66,7 @@ class Child:
 
 
 def _logger(root: str) -> logging.Logger:
-    log = logging.getLogger(f"runner:{root}")
-    log.setLevel(logging.INFO)
-    if not log.handlers:
-        handler = logging.FileHandler(layout.log_file(root, "runner"), encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        log.addHandler(handler)
-    return log
+    return logfile.logger(f"runner:{root}", layout.log_file(root, "runner"))
 
 
 def _children(root: str) -> tuple[str, dict[str, Child]]:
