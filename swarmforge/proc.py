@@ -29,6 +29,17 @@ class Completed:
         return self.returncode == 0
 
 
+def exists(pid: int) -> bool:
+    """True if process `pid` exists (zombies included: their files are closed anyway)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 def which(name: str, path: str | None = None) -> str | None:
     """The absolute path of executable `name` on `path` (default: $PATH), or None."""
     if "/" in name:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from swarmforge.handoff import gate, message
 from swarmforge.handoff.mailbox import Box
-from tests.support import Project, git, run_script
+from tests.support import BIN, Project, git, run_script, script_env
 
 
 def handoff_ok(project: Project, role: str, text: str) -> tuple[Path, message.Handoff]:
@@ -22,7 +23,13 @@ def handoff_ok(project: Project, role: str, text: str) -> tuple[Path, message.Ha
     path = Path(result.stdout[len(prefix) :].strip())
     assert path.is_absolute() and path.parent == project.box(role, Box.OUTBOX)
     assert not draft.exists(), "a queued draft is deleted"
+    assert claims(draft.parent) == []
     return path, message.read(str(path))
+
+
+def claims(directory: Path) -> list[str]:
+    """Drafts a gate has taken and not let go (gate.CLAIM_SUFFIX)."""
+    return [n for n in os.listdir(directory) if n.endswith(gate.CLAIM_SUFFIX)]
 
 
 def errors_of(project: Project, role: str, text: str) -> list[str]:
@@ -36,6 +43,7 @@ def errors_of(project: Project, role: str, text: str) -> list[str]:
     assert lines[1:3] == ["", "Errors:"]
     assert "Usage: swarm_handoff.sh <draft-file>" in result.stderr
     assert draft.read_bytes() == before, "a rejected draft is kept as it was"
+    assert claims(draft.parent) == []
     assert project.names(role, Box.OUTBOX) in ([], ["tmp"]), "nothing is queued"
     return [line[2:] for line in lines[3:] if line.startswith("- ")]
 
@@ -281,6 +289,49 @@ def test_usage_errors_exit_1(project: Project) -> None:
 def test_missing_draft(project: Project) -> None:
     result = run_script("swarm_handoff.sh", project.tree("coder"), "coder", "nope.txt")
     assert (result.returncode, result.stderr) == (1, "Draft file not found: nope.txt\n")
+
+
+def test_two_gates_on_one_draft_queue_it_once(project: Project) -> None:
+    tree = project.tree("coder")
+    env = script_env("coder")
+    for n in range(8):
+        project.draft("coder", f"type: note\nto: qa\npriority: 50\nmessage: m{n}\n")
+        gates = [
+            subprocess.Popen(
+                [str(BIN / "swarm_handoff.sh"), "draft.txt"],
+                cwd=tree,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        results = [(g.wait(timeout=60), *g.communicate()) for g in gates]
+        codes = sorted(code for code, _, _ in results)
+        assert codes == [0, 1], results
+        loser = next(err for code, _, err in results if code == 1)
+        assert loser == "Draft file not found: draft.txt\n" or loser.startswith(
+            "Draft file is being queued by another gate (pid "
+        ), loser
+        assert len(project.names("coder", Box.OUTBOX)) == n + 2  # tmp/ and one per round
+        assert claims(tree) == []
+
+
+def test_a_draft_left_by_a_killed_gate_is_not_sent_again(project: Project) -> None:
+    # A gate killed after taking the draft leaves it under its claimed name.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = project.tree("coder") / f".draft.txt.{dead.pid}{gate.CLAIM_SUFFIX}"
+    left.write_text("type: note\nto: qa\npriority: 50\nmessage: m\n")
+    result = run_script("swarm_handoff.sh", project.tree("coder"), "coder", "draft.txt")
+    assert (result.returncode, result.stderr) == (
+        1,
+        "Draft file not found: draft.txt\n"
+        f"A gate that was interrupted left it as {left}; "
+        "look in outbox/ and sent/ before queueing it again.\n",
+    )
+    assert left.exists() and project.names("coder", Box.OUTBOX) == []
 
 
 def test_role_must_be_set(project: Project) -> None:

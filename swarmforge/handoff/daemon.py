@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from swarmforge import fsutil, locks, project
+from swarmforge import fsutil, locks, proc, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
@@ -64,17 +64,6 @@ class Waker:
         os.close(self.w)
 
 
-def _alive(pid: int) -> bool:
-    """True if process `pid` exists (zombies included: their files are closed anyway)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _sweep_dir(directory: str) -> int:
     """Remove the temporary files of dead processes in `directory`; how many."""
     try:
@@ -84,7 +73,7 @@ def _sweep_dir(directory: str) -> int:
     removed = 0
     for name in names:
         owner = fsutil.temp_owner(name)
-        if owner is None or _alive(owner):
+        if owner is None or proc.exists(owner):
             continue
         path = os.path.join(directory, name)
         try:

@@ -11,12 +11,16 @@ import os
 import stat
 import time
 
-from swarmforge import fsutil, project
+from swarmforge import fsutil, proc, project
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
 from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 from swarmforge.handoff.message import Handoff
+
+TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 USAGE = """Usage: swarm_handoff.sh <draft-file>
 
@@ -45,6 +49,7 @@ first line of TEXT. The whole TEXT follows in the body."""
 MAX_NAME_BYTES = 255 - fsutil.TEMP_NAME_EXTRA
 MAX_ERRORS = 20  # a draft of garbage has an error per line; the first ones say enough
 SEND_LABEL = "swarmforge send"
+CLAIM_SUFFIX = ".queueing"  # .<draft>.<pid>.queueing: a draft a gate has taken
 USER = "user"  # the sender of `swarmforge send`: the person running the swarm, never a role
 
 
@@ -93,13 +98,69 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     if sender == USER:
         # Handoffs from `user` are the person's own (swarmforge send); no agent speaks for them.
         raise SwarmforgeError(f"Sender role '{USER}' is reserved for swarmforge send.")
-    data = _read_draft(path, draft_path)
-    draft, errors = drafts.validate(data, frozenset(roles), _resolver(cwd))
-    if draft is None:
-        raise HandoffInvalid(draft_path, errors)
-    final, _ = _install(Mailbox(cwd), draft, sender, draft_path, USAGE)
-    os.unlink(path)
+    claimed = _claim(path, draft_path)
+    try:
+        data = _read_draft(claimed, draft_path)
+        draft, errors = drafts.validate(data, frozenset(roles), _resolver(cwd))
+        if draft is None:
+            raise HandoffInvalid(draft_path, errors)
+        final, _ = _install(Mailbox(cwd), draft, sender, draft_path, USAGE)
+    except BaseException:
+        _unclaim(claimed, path)
+        raise
+    os.unlink(claimed)
     return final
+
+
+def _claim_name(path: str, pid: int) -> str:
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.{pid}{CLAIM_SUFFIX}")
+
+
+def _claim(path: str, label: str) -> str:
+    """Take the draft at `path` for this gate alone by renaming it; its new path.
+
+    Two gates on one draft cannot both queue it: only one rename succeeds. And a gate
+    killed after queueing leaves no draft at `path` to be sent a second time.
+    """
+    claimed = _claim_name(path, os.getpid())
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        _missing(path, label)
+    return claimed
+
+
+def _unclaim(claimed: str, path: str) -> None:
+    """Give a draft that was not queued back its name (kept as claimed if that is taken)."""
+    try:
+        fsutil.move_noreplace(claimed, path)
+    except OSError:
+        pass  # a new draft was written meanwhile: the claimed copy stays beside it
+
+
+def _missing(path: str, label: str) -> NoReturn:
+    """Refuse a draft that is not there, saying where another gate has it if one does."""
+    head, tail = os.path.split(path)
+    prefix = f".{tail}."
+    try:
+        names = [n for n in os.listdir(head or ".") if n.startswith(prefix)]
+    except OSError:
+        names = []
+    for name in sorted(names):
+        pid = name[len(prefix) : -len(CLAIM_SUFFIX)] if name.endswith(CLAIM_SUFFIX) else ""
+        if not (pid.isascii() and pid.isdigit()):
+            continue
+        if proc.exists(int(pid)):
+            raise SwarmforgeError(
+                f"Draft file is being queued by another gate (pid {pid}): {label}"
+            )
+        raise SwarmforgeError(
+            f"Draft file not found: {label}",
+            hint=f"A gate that was interrupted left it as {os.path.join(head, name)}; "
+            "look in outbox/ and sent/ before queueing it again.",
+        )
+    raise SwarmforgeError(f"Draft file not found: {label}")
 
 
 def _check_draft_file(path: str, label: str) -> None:
@@ -107,7 +168,7 @@ def _check_draft_file(path: str, label: str) -> None:
     try:
         st = os.stat(path)
     except OSError:
-        raise SwarmforgeError(f"Draft file not found: {label}") from None
+        _missing(path, label)
     if not stat.S_ISREG(st.st_mode):
         raise SwarmforgeError(
             f"Draft file is {fsutil.kind_of(st.st_mode)}, not a regular file: {label}"
