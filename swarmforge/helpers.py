@@ -77,12 +77,18 @@ def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
             if mode == "batch":
                 out.append(f"COMPLETED_BATCH: {batch_dir}\n")
             _flush(out)  # what is done stays reported even if taking the next item fails
-    work: Task | Batch | None = (
-        receive.ready_task(box) if mode == "task" else receive.ready_batch(box)
-    )
+    aside: list[receive.SetAside] = []
+    try:
+        work: Task | Batch | None = (
+            receive.ready_task(box, aside) if mode == "task" else receive.ready_batch(box, aside)
+        )
+    finally:
+        if aside and not as_json:
+            sys.stderr.write("".join(a.line() + "\n" for a in aside))
     if as_json:
         import json
 
+        report["set_aside"] = [{"path": a.path, "reason": a.reason} for a in aside]
         report["next"] = None if work is None else work.as_dict()
         out.append(json.dumps(report, indent=2) + "\n")
     elif work is None:

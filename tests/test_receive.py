@@ -273,14 +273,37 @@ def test_a_corrupt_roles_tsv_names_the_line(project: Project) -> None:
     )
 
 
-def test_a_corrupt_queued_file_is_named_and_stays_queued(project: Project) -> None:
-    bad = project.box("cleaner", Box.NEW) / "50_bad.handoff"
+def test_a_corrupt_queued_file_is_set_aside_with_its_reason(project: Project) -> None:
+    bad = project.box("cleaner", Box.NEW) / "40_bad.handoff"
     bad.parent.mkdir(parents=True)
-    bad.write_bytes(b"from: coder\nno colon here\n\nbody\n")
+    data = b"from: coder\nno colon here\n\nbody\n"
+    bad.write_bytes(data)
+    note(project, "cleaner", "50_good.handoff")
     code, out, err = call(project, "cleaner", "ready_for_next.sh")
-    assert (code, out) == (2, "")
-    assert err == f"{bad}, line 2: expected 'field: value'\n"
-    assert bad.exists() and project.names("cleaner", Box.IN_PROCESS) == []
+    aside = project.box("cleaner", Box.FAILED) / bad.name
+    reason = f"{bad}, line 2: expected 'field: value'"
+    assert err == f"SET_ASIDE: {aside}: {reason}\n"
+    assert code == 0 and out.startswith(f"TASK: {project.box('cleaner', Box.IN_PROCESS)}/50_good")
+    assert aside.read_bytes() == data, "kept byte for byte"
+    assert Path(f"{aside}.error").read_text() == reason + "\n"
+    assert project.names("cleaner", Box.NEW) == []
+
+
+def test_a_batch_sets_corrupt_queued_files_aside(repo: Path) -> None:
+    project = Project(repo, {"coder": "task", "qa": "batch"})
+    note(project, "qa", "50_a.handoff")
+    bad = project.box("qa", Box.NEW) / "50_b.handoff"
+    bad.write_bytes(b"\xff\n\nbody\n")
+    note(project, "qa", "50_c.handoff")
+    r = run_script("ready_for_next.sh", project.tree("qa"), "qa", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    aside = str(project.box("qa", Box.FAILED) / bad.name)
+    assert report["set_aside"] == [{"path": aside, "reason": f"{bad}, line 1: not valid UTF-8"}]
+    assert [os.path.basename(t["path"]) for t in report["next"]["items"]] == [
+        "50_a.handoff",
+        "50_c.handoff",
+    ]
 
 
 def test_a_crash_between_claim_and_stamp_is_repaired_on_resume(project: Project) -> None:

@@ -140,18 +140,7 @@ def _sender(path: str) -> Mailbox:
 
 def fail(path: str, reason: str) -> None:
     """Move an undeliverable outbox file to failed/ beside a `<name>.error` saying why."""
-    box = _sender(path)
-    box.ensure(Box.FAILED)
-    failed = box.path(Box.FAILED)
-    name = os.path.basename(path)
-    target = os.path.join(failed, name)
-    if os.path.lexists(target):
-        target = os.path.join(failed, f"{name}.{utc_stamp().replace(':', '')}")
-    # The reason is written first: a crash before the move leaves the file to be
-    # failed again, never a failed file without its reason.
-    fsutil.atomic_write(target + ".error", f"{reason}\n".encode())
-    fsutil.move_noreplace(path, target)
-    fsutil.fsync_dir(failed)
+    _sender(path).set_aside(path, reason)
 
 
 def archive(path: str) -> None:

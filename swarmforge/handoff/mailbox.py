@@ -179,6 +179,25 @@ class Mailbox:
         fsutil.fsync_dir(self.path(Box.OUTBOX))
         return final
 
+    def set_aside(self, path: str, reason: str) -> str:
+        """Move the handoff at `path` to failed/, beside a `<name>.error` saying why; its path.
+
+        For a file that cannot be delivered or read: it keeps every byte, and no longer
+        stands in the way of the files behind it.
+        """
+        self.ensure(Box.FAILED)
+        failed = self.path(Box.FAILED)
+        name = os.path.basename(path)
+        target = os.path.join(failed, name)
+        if os.path.lexists(target) or os.path.lexists(target + ".error"):
+            target = os.path.join(failed, f"{name}.{utc_stamp().replace(':', '')}")
+        # The reason is written first: a crash before the move leaves the file to be
+        # set aside again, never a failed file without its reason.
+        fsutil.atomic_write(target + ".error", f"{reason}\n".encode())
+        fsutil.move_noreplace(path, target)
+        fsutil.fsync_dir(failed)
+        return target
+
 
 def items_in(directory: str) -> list[str]:
     """Absolute paths of the regular `.handoff` files in `directory`, in name order.

@@ -12,10 +12,11 @@ import os
 import time
 
 from swarmforge import fsutil, project
-from swarmforge.errors import Refused, SwarmforgeError
+from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.message import Handoff
 from swarmforge.handoff.printout import Batch, Task
 
 CLAIM_ATTEMPTS = 5  # another claimer of the same mailbox can win a race; look again
@@ -48,8 +49,39 @@ def _resume(path: str) -> Task:
     return Task(path, mb.resume(path))
 
 
-def ready_task(box: Mailbox) -> Task | None:
-    """Accept the next task (or resume the current one); None when the queue is empty."""
+class SetAside:
+    """A queued file that could not be read as a handoff, moved to failed/ with its reason."""
+
+    __slots__ = ("path", "reason")
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+
+    def line(self) -> str:
+        """How the helpers report it on stderr."""
+        return f"SET_ASIDE: {self.path}: {self.reason}"
+
+
+def _readable(box: Mailbox, queued: list[str], aside: list[SetAside]) -> list[tuple[str, Handoff]]:
+    """The queued files that read as handoffs; the others are set aside, never in the way."""
+    found = []
+    for path in queued:
+        try:
+            found.append((path, message.read(path)))
+        except FileNotFoundError:
+            continue  # taken by another claimer meanwhile
+        except CorruptFile as exc:
+            aside.append(SetAside(box.set_aside(path, exc.message), exc.message))
+    return found
+
+
+def ready_task(box: Mailbox, aside: list[SetAside] | None = None) -> Task | None:
+    """Accept the next task (or resume the current one); None when the queue is empty.
+
+    A queued file that is no handoff is set aside (listed in `aside`) and the next taken.
+    """
+    aside = [] if aside is None else aside
     box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
     drop_stale_empty_batches(box)
     for _ in range(CLAIM_ATTEMPTS):
@@ -68,6 +100,8 @@ def ready_task(box: Mailbox) -> Task | None:
         if current:
             return _resume(current[0])
         queued = box.items(Box.NEW)
+        while queued and not _readable(box, queued[:1], aside):
+            queued.pop(0)
         if not queued:
             return None
         task = _claim(queued[0], box.path(Box.IN_PROCESS))
@@ -109,8 +143,12 @@ def _new_batch_dir(box: Mailbox) -> str:
         return box.path(Box.IN_PROCESS, name)
 
 
-def ready_batch(box: Mailbox) -> Batch | None:
-    """Accept every queued item of the top priority as one batch (or resume the current one)."""
+def ready_batch(box: Mailbox, aside: list[SetAside] | None = None) -> Batch | None:
+    """Accept every queued item of the top priority as one batch (or resume the current one).
+
+    Queued files that are no handoffs are set aside (listed in `aside`).
+    """
+    aside = [] if aside is None else aside
     box.ensure(Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
     drop_stale_empty_batches(box)
     for _ in range(CLAIM_ATTEMPTS):
@@ -128,7 +166,7 @@ def ready_batch(box: Mailbox) -> Batch | None:
             )
         if batches:
             return Batch(batches[0], [_resume(p) for p in _batch_items(batches[0])])
-        queued = [(p, message.read(p)) for p in box.items(Box.NEW)]
+        queued = _readable(box, box.items(Box.NEW), aside)
         if not queued:
             return None
         top = queued[0][1].get("priority") or "50"
