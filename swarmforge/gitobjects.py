@@ -39,3 +39,15 @@ def resolve_commit(cwd: str, commit: str) -> tuple[str | None, str | None]:
     if kind != "commit":
         return None, f"Header 'commit' must resolve to a commit; '{commit}' resolves to '{kind}'."
     return oid[:10], None
+
+
+# swarmforge's own directories in a project: git-ignored, never committed.
+STATE_DIRS = (".swarmforge", ".worktrees")
+
+
+def state_dirs_in(cwd: str, commit: str) -> list[str]:
+    """Which of STATE_DIRS the tree of `commit` holds (merging it would bring them in)."""
+    listed = _git(cwd, "ls-tree", "--name-only", commit, "--", *STATE_DIRS)
+    if not listed.ok:
+        return []  # a commit gone since the gate checked it: the merge will say so
+    return [name for name in listed.stdout.decode(errors="replace").splitlines() if name]

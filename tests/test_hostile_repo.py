@@ -12,6 +12,7 @@ from swarmforge.handoff import delivery, gate, receive
 from swarmforge.handoff.daemon import Daemon
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
 from swarmforge.handoff.notify import Notifier
+from swarmforge.handoff.printout import task_text
 from swarmforge.swarm import doctor
 from tests.support import Project, git
 
@@ -174,3 +175,39 @@ def test_doctor_fails_on_tracked_state_dirs(repo: Path) -> None:
 
 def test_doctor_outside_git_has_no_tracked_state(tmp_path: Path) -> None:
     assert doctor.check_tracked_state(str(tmp_path)).status == "ok"
+
+
+@pytest.mark.parametrize("state_dir", [".swarmforge", ".worktrees"])
+def test_a_commit_carrying_swarm_state_is_flagged_in_the_printout(
+    project: Project, state_dir: str
+) -> None:
+    tree = project.tree("coder")
+    planted = tree / state_dir / "planted" / "roles.tsv"
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text("x\n")
+    git(tree, "add", "-f", str(planted))
+    git(tree, "commit", "-q", "-m", "state")
+    commit = git(tree, "rev-parse", "--short=10", "HEAD").strip()
+    draft = f"type: git_handoff\nto: cleaner\npriority: 50\ntask: t\ncommit: {commit}\n"
+    project.draft("coder", draft, "d")
+    gate.queue_handoff("d", cwd=str(tree), role="coder")
+    (outcome,) = make_daemon(project).run_once()
+    assert outcome.status == delivery.DELIVERED
+    task = receive.ready_task(project.mailbox("cleaner"))
+    assert task is not None
+    warning = (
+        f"WARNING: commit {commit} contains {state_dir}/, swarmforge's own state, "
+        "which is never committed; do not merge it as it is"
+    )
+    lines = task_text(task).splitlines()
+    assert lines[lines.index("TASK_NAME: t") + 1] == warning
+
+
+def test_a_commit_without_swarm_state_carries_no_warning(project: Project) -> None:
+    commit = project.commit("coder")
+    draft = f"type: git_handoff\nto: cleaner\npriority: 50\ntask: t\ncommit: {commit}\n"
+    project.draft("coder", draft, "d")
+    gate.queue_handoff("d", cwd=str(project.tree("coder")), role="coder")
+    make_daemon(project).run_once()
+    task = receive.ready_task(project.mailbox("cleaner"))
+    assert task is not None and task.handoff.get("warning") is None

@@ -13,7 +13,9 @@ import os
 
 from swarmforge import fsutil, proc
 from swarmforge.errors import CorruptFile
+from swarmforge.gitobjects import state_dirs_in
 from swarmforge.handoff import message
+from swarmforge.handoff.draft import HEX
 from swarmforge.handoff.mailbox import (
     HANDOFFS,
     NAME_FORMAT,
@@ -181,7 +183,7 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
     except OSError as exc:
         return _failed(path, f"unreadable: {exc.strerror}")
     try:
-        handoff = message.parse(data, path)
+        handoff = _flagged(message.parse(data, path), path)
         copied: list[str] = []
         unsafe: list[UnsafeMailbox] = []
         for role in plan(handoff, name, roles):
@@ -199,6 +201,27 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
     except Undeliverable as exc:
         return _failed(path, str(exc))
     return Outcome(name, DELIVERED, copied)
+
+
+def _flagged(handoff: message.Handoff, path: str) -> message.Handoff:
+    """`handoff` with a `warning` if its commit would merge swarmforge's own state.
+
+    `.swarmforge/` and `.worktrees/` are only git-ignored: a commit can still add them,
+    and merging one would replace the recipient's mailboxes with the sender's files.
+    """
+    commit = handoff.get("commit") or ""
+    # Only what the gate writes is looked up: never a value git could read as an option.
+    if handoff.get("type") != "git_handoff" or not (commit and all(c in HEX for c in commit)):
+        return handoff
+    found = state_dirs_in(_sender(path).worktree, commit)
+    if not found:
+        return handoff
+    dirs = ", ".join(f"{message.shown(name)}/" for name in found)
+    return handoff.with_header(
+        "warning",
+        f"commit {commit} contains {dirs}, swarmforge's own state, which is never "
+        "committed; do not merge it as it is",
+    )
 
 
 def _failed(path: str, reason: str) -> Outcome:

@@ -20,6 +20,7 @@ RESERVED = (
     "enqueued_at",
     "dequeued_at",
     "completed_at",
+    "warning",
 )
 
 

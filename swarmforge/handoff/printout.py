@@ -54,6 +54,9 @@ def task_text(task: Task) -> str:
     name = h.get("task")
     if name:
         lines.append(f"TASK_NAME: {name}")
+    warning = h.get("warning")
+    if warning:
+        lines.append(f"WARNING: {warning}")
     lines.append("PAYLOAD:")
     body = h.body
     if body and not body.endswith("\n"):
