@@ -140,6 +140,27 @@ def makedirs(path: str, mode: int = DIR_MODE) -> None:
             raise
 
 
+def narrow_dir(path: str) -> None:
+    """Take group and others' write permission off directory `path`, if this user owns it.
+
+    For state directories made under a permissive umask by an older version: they are
+    narrowed as they are used. A symbolic link is never followed.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISDIR(st.st_mode) and st.st_mode & SHARED_WRITE):
+        return
+    if st.st_uid != os.geteuid():
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~SHARED_WRITE)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: str) -> None:
     """Make the entries of directory `path` durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

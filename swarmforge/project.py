@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 
+from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
 ROLES_TSV = os.path.join(".swarmforge", "roles.tsv")
+ROLES_LIMIT = 1024 * 1024  # a line per role: far more than any swarm has
 RECEIVE_MODES = ("task", "batch")
 BAD_ROLE_CHARS = frozenset("_/\\")
 # A role's tmux session is `swarmforge-<role>`, and tmux rewrites '.' and ':' in
@@ -150,10 +152,12 @@ def read_roles(root: str) -> dict[str, RoleEntry]:
     """The role table of the project at `root`."""
     path = os.path.join(root, ROLES_TSV)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # Never blocks on a FIFO put in its place, nor reads a huge file whole.
+        data = fsutil.read_regular(path, limit=ROLES_LIMIT)
     except FileNotFoundError:
         raise SwarmforgeError("Cannot find SwarmForge project root") from None
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge) as exc:
+        raise CorruptFile(path, None, str(exc.strerror)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -167,6 +167,30 @@ def test_state_is_never_writable_by_others_even_under_umask_0(swarm: Project) ->
     assert len(found) > 25
 
 
+def test_state_an_older_version_left_open_to_others_is_narrowed_on_use(swarm: Project) -> None:
+    made = []
+    used = [("coder", Box.OUTBOX_TMP)]
+    used += [("cleaner", box) for box in (Box.NEW, Box.IN_PROCESS, Box.COMPLETED)]
+    for role, box in used:
+        directory = swarm.box(role, box)
+        directory.mkdir(parents=True, exist_ok=True)
+        made += [directory, *directory.parents]
+    daemon_dir = swarm.root / ".swarmforge" / "daemon"
+    daemon_dir.mkdir()
+    made = [p for p in {*made, daemon_dir} if ".swarmforge" in p.parts]
+    for directory in made:
+        directory.chmod(0o777)
+    swarm.draft("coder", "type: note\nto: cleaner\npriority: 50\nmessage: m\n", "d")
+    assert helper(swarm, "coder", "swarm_handoff.sh", "d").returncode == 0
+    assert daemon(swarm, "start", "--notify", "none").returncode == 0
+    retry_until(lambda: len(swarm.names("cleaner", Box.NEW)) == 1)
+    assert daemon(swarm, "stop").returncode == 0
+    assert helper(swarm, "cleaner", "ready_for_next.sh").returncode == 0
+    assert {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in made} == {
+        str(p): "0o755" for p in made
+    }
+
+
 KILLED_WRITER = """
 import os, sys
 from swarmforge import fsutil

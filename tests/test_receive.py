@@ -366,3 +366,21 @@ def test_an_empty_batch_left_by_a_killed_ready_is_cleared_not_a_wedge(project: P
     fresh.mkdir()
     code, _, err = call(project, "qa", "ready_for_next.sh")
     assert (code, err) == (2, f"AMBIGUOUS_TASK_STATE: batch contains no tasks: {fresh}\n")
+
+
+def test_a_roles_tsv_that_is_a_fifo_is_refused_without_waiting(project: Project) -> None:
+    roles = project.root / ".swarmforge" / "roles.tsv"
+    roles.unlink()
+    os.mkfifo(roles)
+    r = run_script("ready_for_next.sh", project.tree("coder"), "coder")
+    assert (r.returncode, r.stderr) == (1, "Cannot find SwarmForge project root\n")
+    # The daemon reads the table of the project it is given, without looking for it.
+    daemon = subprocess.run(
+        [f"{VENV_BIN}/swarmforge", "daemon", "run", "--once", "--project", str(project.root)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (daemon.returncode, daemon.stderr) == (0, "")
+    log = (project.root / ".swarmforge" / "daemon" / "handoffd.log").read_text()
+    assert f"keeping the previous role table: {roles}: not a regular file (a FIFO)\n" in log

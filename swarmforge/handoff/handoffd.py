@@ -121,6 +121,7 @@ def start(root: str, notify_args: list[str], env: dict[str, str] | None = None) 
     if pid:
         return pid, True
     fsutil.makedirs(paths.dir)
+    fsutil.narrow_dir(paths.dir)  # made under a permissive umask by an older version
     argv = [sys.executable, "-m", "swarmforge", "daemon", "run", "--project", root, *notify_args]
     child = _process(_spawn(root, argv, paths, env))
     deadline = time.monotonic() + START_TIMEOUT

@@ -117,7 +117,7 @@ class Mailbox:
                 try:
                     os.mkdir(path, fsutil.DIR_MODE)
                 except FileExistsError:
-                    pass
+                    fsutil.narrow_dir(path)
         # Looked at again: something may have been put in place between the check and mkdir.
         self.check(*boxes)
 
