@@ -86,6 +86,28 @@ def _sweep_dir(directory: str) -> int:
     return removed
 
 
+def sweep(root: str, roles: dict[str, project.RoleEntry]) -> int:
+    """Remove the temporary files that killed writers left in the project at `root`; how many.
+
+    Every mailbox (each role's and the main checkout's: the mailbox root, each box and
+    each batch directory) and the daemon's directory are looked in. A temporary name
+    carries its writer's pid (fsutil.temp_name): only files of processes that are gone
+    are removed, never one a live process may still write.
+    """
+    directories = {Paths(root).dir}
+    for worktree in {root, *(e.path for e in roles.values())}:
+        box = Mailbox(worktree)
+        if box.problem() is not None:
+            continue  # a mailbox root that is a link: nothing is removed through it
+        directories.add(box.root)  # the sequence counter's temporary files
+        safe = [b for b in SWEPT if box.problem(b) is None]
+        directories.update(box.path(b) for b in safe)
+        for b in (Box.IN_PROCESS, Box.COMPLETED):
+            if b in safe:
+                directories.update(box.batches(b))
+    return sum(_sweep_dir(d) for d in sorted(directories))
+
+
 class Paths:
     """The daemon's runtime files under `<root>/.swarmforge/daemon/`."""
 
@@ -171,29 +193,11 @@ class Daemon:
         return True
 
     def sweep(self) -> int:
-        """Remove temporary files that killed writers left in mailboxes; how many.
-
-        A temporary name carries its writer's pid (fsutil.temp_name): only files of
-        processes that are gone are removed, never one a live process may still write.
-        """
-        removed = sum(_sweep_dir(d) for d in self._swept_dirs())
+        """Remove temporary files that killed writers left in mailboxes (see sweep); how many."""
+        removed = sweep(self.paths.root, self.roles)
         if removed:
             self.log.info("removed %d temporary file(s) left by killed processes", removed)
         return removed
-
-    def _swept_dirs(self) -> list[str]:
-        directories = {self.paths.dir}
-        for worktree in {self.paths.root, *(e.path for e in self.roles.values())}:
-            box = Mailbox(worktree)
-            if box.problem() is not None:
-                continue  # a mailbox root that is a link: nothing is removed through it
-            directories.add(box.root)  # the sequence counter's temporary files
-            safe = [b for b in SWEPT if box.problem(b) is None]
-            directories.update(box.path(b) for b in safe)
-            for b in (Box.IN_PROCESS, Box.COMPLETED):
-                if b in safe:
-                    directories.update(box.batches(b))
-        return sorted(directories)
 
     def mailboxes(self) -> list[Mailbox]:
         """Every role's mailbox and the main checkout's, once each, in path order.
