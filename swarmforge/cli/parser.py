@@ -124,6 +124,8 @@ def run(args: list[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise  # the reader left: cli.main ends quietly
     except OSError as exc:
         # A full disk, a read-only directory, a path made unusable underneath us: one line
         # naming the path, never a traceback.
