@@ -163,11 +163,3 @@ def read_roles(root: str) -> dict[str, RoleEntry]:
     except UnicodeDecodeError as exc:
         raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
     return parse_roles(text, path)
-
-
-def current_role(environ: dict[str, str] | os._Environ[str]) -> str:
-    """The caller's role from SWARMFORGE_ROLE."""
-    role = environ.get("SWARMFORGE_ROLE", "")
-    if not role:
-        raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    return role

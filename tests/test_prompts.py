@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm import prompts
 from swarmforge.swarm.config import parse_config
 from swarmforge.swarm.prompts import (
-    assemble_prompt,
     effective_articles,
     shipped_articles_dir,
     shipped_packs_dir,
@@ -79,36 +77,6 @@ def test_only_regular_prompt_files_are_articles(tmp_path: Path) -> None:
     (tmp_path / "dir.prompt").mkdir()
     assert prompts.article_names(str(tmp_path)) == ["a.prompt"]
     assert prompts.article_names(str(tmp_path / "missing")) == []
-
-
-def test_the_assembled_prompt_holds_constitution_articles_then_role(
-    project: Path, shipped: Path
-) -> None:
-    text = assemble_prompt(str(project), "coder", str(shipped))
-    order = [
-        "constitution text",
-        "shipped engineering",
-        "shipped handoffs",
-        "local engineering",
-        "project shape\n",
-        "local workflow",
-        "You are the coder.",
-    ]
-    positions = [text.index(part) for part in order]
-    assert positions == sorted(positions)
-    assert "shipped workflow" not in text
-    assert "===== swarmforge/constitution.prompt =====" in text
-    assert "===== swarmforge/constitution/articles/handoffs.prompt (shipped" in text
-    assert "===== swarmforge/roles/coder.prompt =====" in text
-    assert text.startswith("SwarmForge instructions for the coder role.")
-
-
-def test_assembly_fails_clearly_without_the_role_prompt(project: Path, shipped: Path) -> None:
-    with pytest.raises(SwarmforgeError, match=r"Prompt not found at .*roles/QA\.prompt"):
-        assemble_prompt(str(project), "QA", str(shipped))
-    write(project / "swarmforge" / "roles" / "QA.prompt", "").write_bytes(b"\xff\n")
-    with pytest.raises(SwarmforgeError, match=r"QA\.prompt: not valid UTF-8"):
-        assemble_prompt(str(project), "QA", str(shipped))
 
 
 def test_the_instruction_points_at_the_constitution_and_the_role_prompt() -> None:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.helpers import SCRIPTS
-from swarmforge.swarm.spec import EXEC, SWARMFORGE_AGENTS, RoleSpec
+from swarmforge.swarm.spec import RoleSpec
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
 HEADLESS_AGENTS = ("claude", "codex")  # the agents with a non-interactive mode the loop drives
@@ -82,11 +82,6 @@ class Invocation:
 
     argv: list[str]
     stdin: bytes
-
-
-def agent_kind(agent: str) -> str:
-    """`claude`, `codex`, `copilot`, `grok`, `exec`, or `command` for any other executable."""
-    return agent if agent in (*SWARMFORGE_AGENTS, EXEC) else "command"
 
 
 def grok_permission_mode(extra_args: Sequence[str]) -> str:

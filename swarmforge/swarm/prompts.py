@@ -12,19 +12,17 @@ rest of `swarmforge/` (worktree roles read what is committed); `up` never writes
 there. A project overrides a shipped article by keeping a file of the same name,
 and adds to it with a `local-<name>.prompt`.
 
-Agents are started with SwarmForge's short instruction (read the constitution and the
-role prompt, and every file they refer to); `assemble_prompt` gives the same
-instructions pre-resolved as one text, for commands that cannot read files.
+Agents are started with SwarmForge's short instruction: read the constitution and the
+role prompt, and every file they refer to.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm.config import CONSTITUTION_FILE, SWARMFORGE_DIR, role_prompt_path
+from swarmforge.swarm.config import CONSTITUTION_FILE, SWARMFORGE_DIR
 
 ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
 INSTRUCTIONS_DIR = os.path.join(".swarmforge", "prompts")
@@ -112,43 +110,3 @@ def instruction_text(role: str) -> str:
 def instruction_path(project_root: str, role: str) -> str:
     """Where the launcher keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
     return os.path.join(os.path.abspath(project_root), INSTRUCTIONS_DIR, f"{role}.md")
-
-
-def render_bundle(role: str, parts: Sequence[tuple[str, str]]) -> str:
-    """One text holding every (name, text) part in order, each under a header naming it."""
-    out = [f"SwarmForge instructions for the {role} role. Every file is included below.\n"]
-    for name, text in parts:
-        body = text if text.endswith("\n") else text + "\n"
-        out.append(f"\n===== {name} =====\n{body}")
-    return "".join(out)
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise SwarmforgeError(f"Prompt not found at {path}") from None
-    except UnicodeDecodeError:
-        raise SwarmforgeError(f"{path}: not valid UTF-8") from None
-
-
-def prompt_parts(
-    project_root: str, role: str, shipped_dir: str | None = None
-) -> list[tuple[str, str]]:
-    """(name, text) of the constitution, each effective article, then the role prompt."""
-    root = os.path.abspath(project_root)
-    parts = [(CONSTITUTION_FILE, _read(os.path.join(root, CONSTITUTION_FILE)))]
-    for article in effective_articles(root, shipped_dir):
-        name = os.path.join(ARTICLES_DIR, article.name)
-        if article.shipped:
-            name += " (shipped with swarmforge)"
-        parts.append((name, _read(article.path)))
-    prompt = role_prompt_path(root, role)
-    parts.append((os.path.relpath(prompt, root), _read(prompt)))
-    return parts
-
-
-def assemble_prompt(project_root: str, role: str, shipped_dir: str | None = None) -> str:
-    """The constitution, its articles and the role prompt of `role`, resolved into one text."""
-    return render_bundle(role, prompt_parts(project_root, role, shipped_dir))
