@@ -48,8 +48,8 @@ def test_a_dag_runs_in_dependency_order_and_failures_block_dependents(tmp_path: 
         ]
     )
     result = Orchestrator(str(tmp_path), s).run()
-    assert result["counts"] == {"done": 2, "failed": 1, "blocked": 1}
-    assert result["failed"] == ["c"] and result["ok"] is False
+    assert result.counts == {"done": 2, "failed": 1, "blocked": 1}
+    assert result.failed == ["c"] and result.ok is False
     assert (tmp_path / "order").read_text() == "a\nb\n"
     reports = Path(runs_dir(str(tmp_path))) / run_id(s) / "reports"
     assert sorted(p.name for p in reports.iterdir()) == [
@@ -107,18 +107,18 @@ def test_parked_tasks_never_run_until_approved(
         ]
     )
     result = Orchestrator(str(tmp_path), s).run()
-    assert result["parked"] == {"risky": reason} and not (tmp_path / "ran").exists()
+    assert result.parked == {"risky": reason} and not (tmp_path / "ran").exists()
     rid = run_id(s)
     assert sf("approve", rid, "risky", cwd=tmp_path).returncode == 0
     result = Orchestrator(str(tmp_path), s).run()
-    assert result["counts"] == {"done": 2} and (tmp_path / "ran").exists()
+    assert result.counts == {"done": 2} and (tmp_path / "ran").exists()
 
 
 def test_a_rejection_is_final(tmp_path: Path) -> None:
     s = spec([{"id": "risky", "command": sh("touch ran"), "tier": "T4"}])
     Orchestrator(str(tmp_path), s).run()
     assert sf("reject", run_id(s), "risky", "--note", "no", cwd=tmp_path).returncode == 0
-    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"failed": 1}
+    assert Orchestrator(str(tmp_path), s).run().counts == {"failed": 1}
     r = sf("approve", run_id(s), "risky", cwd=tmp_path)
     assert r.returncode == 1 and "reject" in r.stderr
     assert not (tmp_path / "ran").exists()
@@ -156,7 +156,7 @@ def test_isolated_tasks_get_a_worktree_and_port_removed_afterwards(repo: Path) -
         ]
     )
     result = Orchestrator(str(repo), s).run()
-    assert result["counts"] == {"done": 1}
+    assert result.counts == {"done": 1}
     rid = run_id(s)
     trail = [e for e in events(repo, rid) if e.kind == "worktree"]
     assert [e.action for e in trail] == ["created", "removed"]  # type: ignore[union-attr]
@@ -187,7 +187,7 @@ def test_a_lead_is_done_iff_no_subtask_failed(tmp_path: Path) -> None:
         ]
     )
     result = Orchestrator(str(tmp_path), s).run()
-    assert result["failed"] == ["b-y", "bad"]
+    assert result.failed == ["b-y", "bad"]
     kinds = {
         e.id: e.status
         for e in events(tmp_path, run_id(s))  # type: ignore[union-attr]
@@ -340,7 +340,7 @@ def test_a_task_dispatched_to_a_headless_swarm_role(repo: Path) -> None:
             ]
         )
         result = Orchestrator(str(repo), s).run()
-        assert result["counts"] == {"done": 2}
+        assert result.counts == {"done": 2}
         record = runrecord.load(str(repo))
         assert record is not None
         got = (Path(record.roles[0].path) / "got.txt").read_text()
@@ -362,7 +362,7 @@ def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
         ramp={"initial": 1, "step": 1},
         maxConcurrency=3,
     )
-    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"done": 6}
+    assert Orchestrator(str(tmp_path), s).run().counts == {"done": 6}
     running_at_once = 0
     live: set[str] = set()
     for e in events(tmp_path, run_id(s)):
@@ -431,7 +431,7 @@ def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path
     )
     orch = _Launches(str(tmp_path), s)
     orch.durable_at = []
-    assert orch.run()["counts"] == {"done": 4}
+    assert orch.run().counts == {"done": 4}
     outcome = {
         e.id: e.seq
         for e in events(tmp_path, run_id(s))
@@ -449,7 +449,7 @@ def test_a_command_that_cannot_start_fails_with_the_reason_in_its_report(tmp_pat
         ]
     )
     result = Orchestrator(str(tmp_path), s).run()
-    assert result["failed"] == ["missing", "output"]
+    assert result.failed == ["missing", "output"]
     reports = Path(runs_dir(str(tmp_path))) / run_id(s) / "reports"
     missing = (reports / "missing.failed.md").read_text()
     assert "cannot run no-such-command-anywhere" in missing and '"exitCode": null' in missing
@@ -461,7 +461,7 @@ def test_a_command_that_cannot_start_fails_with_the_reason_in_its_report(tmp_pat
 
 def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Path) -> None:
     s = spec([{"id": "flaky", "command": sh("test -e fixed")}])
-    assert Orchestrator(str(tmp_path), s).run()["failed"] == ["flaky"]
+    assert Orchestrator(str(tmp_path), s).run().failed == ["flaky"]
     run_dir = Path(runs_dir(str(tmp_path))) / run_id(s)
     # The image of a crash after the report was published but before its outcome was
     # journaled: cut the journal at that outcome, drop the later checkpoint.
@@ -470,7 +470,7 @@ def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Pa
     (run_dir / jr.EVENTS).write_text("".join(lines[:cut]))
     (run_dir / jr.CHECKPOINT).unlink()
     (tmp_path / "fixed").touch()
-    assert Orchestrator(str(tmp_path), s).run()["counts"] == {"done": 1}
+    assert Orchestrator(str(tmp_path), s).run().counts == {"done": 1}
     assert sorted(p.name for p in (run_dir / "reports").iterdir()) == ["flaky.complete.md"]
 
 

@@ -91,18 +91,17 @@ def _run(ns: argparse.Namespace) -> int:
     unwind_on_sigterm()
     result = Orchestrator(_root(ns), spec, max_concurrency=ns.max_concurrency, progress=say).run()
     if ns.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.as_json(), indent=2))
     else:
-        counts = result["counts"]
-        assert isinstance(counts, dict)
-        print(f"run {result['runId']}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-        for task in result["failed"]:  # type: ignore[attr-defined]
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts.items()))
+        print(f"run {result.run_id}: {counts}")
+        for task in result.failed:
             print(f"  failed: {task}")
-        for task, reason in result["parked"].items():  # type: ignore[attr-defined]
-            print(f"  parked ({reason}): {task}  -> swarmforge approve {result['runId']} {task}")
-        for task in result["waiting"]:  # type: ignore[attr-defined]
+        for task, reason in result.parked.items():
+            print(f"  parked ({reason}): {task}  -> swarmforge approve {result.run_id} {task}")
+        for task in result.waiting:
             print(f"  waiting for parked subtasks: {task}")
-    return EXIT_OK if result["ok"] else EXIT_FAILURE
+    return EXIT_OK if result.ok else EXIT_FAILURE
 
 
 def _find_run(root: str, wanted: str) -> str:

@@ -31,7 +31,7 @@ from swarmforge.run.committer import Committer
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.spawner import Child, Spawner
 from swarmforge.run.spec import RunSpec, run_id
-from swarmforge.run.summary import summary
+from swarmforge.run.summary import RunSummary, summary
 
 POLL = 0.05
 TASK_VAR = "SWARMFORGE_TASK"
@@ -348,7 +348,7 @@ class Orchestrator:
                 self.complete(*self.done.get_nowait())
             external.poll(self)
 
-    def run(self) -> dict[str, object]:
+    def run(self) -> RunSummary:
         """Start or resume the run; returns when nothing can move any more."""
         self.preflight()
         os.makedirs(self.reports, exist_ok=True)
@@ -366,7 +366,7 @@ class Orchestrator:
             finally:
                 self.journal.close()
 
-    def _run(self) -> dict[str, object]:
+    def _run(self) -> RunSummary:
         fresh = not self.journal.events
         if fresh:
             self.record(
@@ -381,9 +381,7 @@ class Orchestrator:
             self.flush()
             self.loop()
         result = summary(self.run_id, self.dir, self.spec.goal, self.states(), self.children)
-        counts = result["counts"]
-        assert isinstance(counts, dict)
-        self.record("run-finished", counts=counts, ok=bool(result["ok"]))
+        self.record("run-finished", counts=result.counts, ok=result.ok)
         self.flush()
         with self.lock:
             self._checkpoint()
