@@ -89,13 +89,11 @@ def _status(ns: argparse.Namespace) -> int:
     from swarmforge.handoff import handoffd
 
     state = handoffd.status(project_root(ns.project))
-    running = f"running (pid {state['pid']})" if state["running"] else "not running"
-    lines = [f"handoffd: {running}", f"log: {state['log']}"]
-    roles = state["roles"]
-    assert isinstance(roles, list)
-    lines += [f"  {r['role']:16s} outbox {r['outbox']:4d}  failed {r['failed']:4d}" for r in roles]
-    _print(ns, state, "\n".join(lines))
-    return EXIT_OK if state["running"] else EXIT_NOT_RUNNING
+    running = f"running (pid {state.pid})" if state.running else "not running"
+    lines = [f"handoffd: {running}", f"log: {state.log}"]
+    lines += [f"  {r.role:16s} outbox {r.outbox:4d}  failed {r.failed:4d}" for r in state.roles]
+    _print(ns, state.as_json(), "\n".join(lines))
+    return EXIT_OK if state.running else EXIT_NOT_RUNNING
 
 
 def _run(ns: argparse.Namespace) -> int:

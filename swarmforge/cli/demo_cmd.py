@@ -29,7 +29,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.set_defaults(handler=_demo)
 
 
-def _times(row: dict[str, object]) -> str:
+def _times(row: dict[str, str | None]) -> str:
     return " ".join(
         str(row.get(k) or "-")[11:19]
         for k in ("created_at", "enqueued_at", "dequeued_at", "completed_at")
@@ -44,25 +44,25 @@ def _demo(ns: argparse.Namespace) -> int:
 
     report = run_demo(ns.dir, say)
     if ns.json:
-        print(json.dumps(report, indent=2))
-        return EXIT_OK if report["ok"] else EXIT_FAILURE
+        print(json.dumps(report.as_json(), indent=2))
+        return EXIT_OK if report.ok else EXIT_FAILURE
     print("\naudit trail (UTC times: created enqueued dequeued completed):")
-    for row in report["handoffs"]:  # type: ignore[attr-defined]
+    for row in report.handoffs:
         what = row["message"] or f"{row['task']} @ {row['commit']}"
         print(
             f"  {row['from']:>6} -> {row['recipient']:<6} p{row['priority']}  {_times(row)}  "
             f"{row['outcome'] or row['state']:<9}  {what}"
         )
     print("\nroles:")
-    for role in report["roles"]:  # type: ignore[attr-defined]
+    for role in report.roles:
         print(
-            f"  {role['role']:<6} received {role['received']}, completed {role['completed']}, "
-            f"failed {role['failed']}, sent {role['sent']}, {role['commits']} commit(s) on "
-            f"{role['branch']} (port {role['port']})"
+            f"  {role.role:<6} received {role.received}, completed {role.completed}, "
+            f"failed {role.failed}, sent {role.sent}, {role.commits} commit(s) on "
+            f"{role.branch} (port {role.port})"
         )
-    verdict = "the swarm did its work" if report["ok"] else "FAILED: see the logs"
-    print(f"\n{verdict}. {farewell(str(report['project']), bool(report['made_directory']))}")
-    return EXIT_OK if report["ok"] else EXIT_FAILURE
+    verdict = "the swarm did its work" if report.ok else "FAILED: see the logs"
+    print(f"\n{verdict}. {farewell(report.project, report.made_directory)}")
+    return EXIT_OK if report.ok else EXIT_FAILURE
 
 
 def farewell(project: str, made: bool) -> str:

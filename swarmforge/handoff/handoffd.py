@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import asdict, dataclass
 from types import FrameType
 
 import psutil
@@ -266,10 +267,38 @@ def _signal(process: psutil.Process, signum: int) -> None:
         pass
 
 
-def status(root: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class RoleMail:
+    """One role's handoffs waiting in its outbox, and those that could not be delivered."""
+
+    role: str
+    outbox: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class DaemonStatus:
+    """The daemon's state and every role's outbox and failed counts."""
+
+    project: str
+    pid: int | None
+    pid_file: str
+    log: str
+    roles: list[RoleMail]
+
+    @property
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def as_json(self) -> dict[str, object]:
+        """The shape `swarmforge daemon status --json` prints."""
+        shown = asdict(self)
+        return {"project": self.project, "running": self.running, **shown, "pid": self.pid or None}
+
+
+def status(root: str) -> DaemonStatus:
     """The daemon's state and every role's outbox and failed counts."""
     paths = Paths(root)
-    pid = running_pid(paths)
     try:
         roles = project.read_roles(root)
     except SwarmforgeError:
@@ -278,21 +307,8 @@ def status(root: str) -> dict[str, object]:
     for name, entry in roles.items():
         box = Mailbox(entry.path)
         failed = [n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]
-        boxes.append(
-            {
-                "role": name,
-                "outbox": len(delivery.pending(box.path(Box.OUTBOX))),
-                "failed": len(failed),
-            }
-        )
-    return {
-        "project": root,
-        "running": pid is not None,
-        "pid": pid or None,
-        "pid_file": paths.pid,
-        "log": paths.log,
-        "roles": boxes,
-    }
+        boxes.append(RoleMail(name, len(delivery.pending(box.path(Box.OUTBOX))), len(failed)))
+    return DaemonStatus(root, running_pid(paths), paths.pid, paths.log, boxes)
 
 
 def _names(directory: str) -> list[str]:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 from swarmforge import proc
 from swarmforge.errors import CorruptFile, SwarmforgeError
@@ -26,6 +27,8 @@ from swarmforge.swarm import launcher, runrecord
 
 TIMEOUT = 90.0
 Progress = Callable[[str], None]
+# One handoff copy of the audit trail: where it lies, its recipient and its headers.
+Row = dict[str, str | None]
 
 CALC = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b\n'
 TESTS = (
@@ -216,9 +219,9 @@ def settle(record: runrecord.RunRecord, timeout: float = 10.0) -> bool:
     return False
 
 
-def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
+def trail(record: runrecord.RunRecord) -> list[Row]:
     """Every handoff copy in every role's inbox, with its headers and where it lies."""
-    rows: list[dict[str, object]] = []
+    found_rows: list[tuple[Row, int]] = []
     for role in record.roles:
         box = Mailbox(role.path)
         for state, directory in (
@@ -245,16 +248,13 @@ def trail(record: runrecord.RunRecord) -> list[dict[str, object]]:
                     "completed_at",
                     "outcome",
                 )
-                row: dict[str, object] = {"file": path, "state": state, "recipient": role.name}
+                row: Row = {"file": path, "state": state, "recipient": role.name}
                 row.update((k, h.get(k)) for k in fields)
-                row["_order"] = order
-                rows.append(row)
+                found_rows.append((row, order))
     # Header times have one-second resolution; within a second, the order the copies
     # were last written in (completed last) breaks the tie.
-    rows.sort(key=lambda r: (str(r["created_at"]), int(str(r["_order"]))))
-    for row in rows:
-        del row["_order"]
-    return rows
+    found_rows.sort(key=lambda r: (str(r[0]["created_at"]), r[1]))
+    return [row for row, _ in found_rows]
 
 
 def watch(record: runrecord.RunRecord, progress: Progress, timeout: float = TIMEOUT) -> bool:
@@ -283,30 +283,57 @@ def watch(record: runrecord.RunRecord, progress: Progress, timeout: float = TIME
     return False
 
 
-def summary(
-    root: str, record: runrecord.RunRecord, rows: list[dict[str, object]]
-) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class RoleSummary:
+    """What one role of the demo did."""
+
+    role: str
+    branch: str
+    port: int
+    received: int
+    completed: int
+    failed: int
+    sent: int
+    commits: int
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    """What the demo did: the verdict, where, the audit trail and each role's share."""
+
+    ok: bool
+    project: str
+    made_directory: bool
+    run_id: str
+    handoffs: list[Row]
+    roles: list[RoleSummary]
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def summary(root: str, record: runrecord.RunRecord, rows: list[Row]) -> list[RoleSummary]:
     """Per role: handoffs received, completed, failed, sent, and commits on its branch."""
     out = []
     for role in record.roles:
         mine = [r for r in rows if r["recipient"] == role.name]
         commits = _git(root, "rev-list", "--count", f"main..{role.branch}")
         out.append(
-            {
-                "role": role.name,
-                "branch": role.branch,
-                "port": role.port,
-                "received": len(mine),
-                "completed": sum(r["state"] == "completed" for r in mine),
-                "failed": sum(r["outcome"] == "failed" for r in mine),
-                "sent": sum(r["from"] == role.name for r in rows),
-                "commits": int(commits),
-            }
+            RoleSummary(
+                role=role.name,
+                branch=role.branch,
+                port=role.port,
+                received=len(mine),
+                completed=sum(r["state"] == "completed" for r in mine),
+                failed=sum(r["outcome"] == "failed" for r in mine),
+                sent=sum(r["from"] == role.name for r in rows),
+                commits=int(commits),
+            )
         )
     return out
 
 
-def run_demo(directory: str | None = None, progress: Progress = print) -> dict[str, object]:
+def run_demo(directory: str | None = None, progress: Progress = print) -> DemoReport:
     """Run the demo; a report of what happened (`ok` False if any step failed)."""
     root, made = claim_directory(directory)
     progress(f"making a throw-away project in {root}")
@@ -326,11 +353,4 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> dict[s
         launcher.down(root, progress=lambda m: progress(f"  {m}"))
     # Taken once the swarm is stopped, so the trail is what the mailboxes hold for good.
     rows = trail(record)
-    return {
-        "ok": ok,
-        "project": root,
-        "made_directory": made,
-        "run_id": record.run_id,
-        "handoffs": rows,
-        "roles": summary(root, record, rows),
-    }
+    return DemoReport(ok, root, made, record.run_id, rows, summary(root, record, rows))
