@@ -7,6 +7,14 @@ EXIT_OK = 0
 EXIT_FAILURE = 1  # cannot run: usage, environment, missing project, corrupt state
 EXIT_REFUSED = 2  # refused: invalid draft, ambiguous or contradictory mailbox state
 EXIT_NOT_RUNNING = 3  # a status query found the service stopped (as LSB init scripts say)
+EXIT_SIGNALLED = 128  # + N: ended by signal N, as a shell reports it
+EXIT_INTERRUPTED = EXIT_SIGNALLED + 2  # Ctrl-C (SIGINT)
+EXIT_BROKEN_PIPE = EXIT_SIGNALLED + 13  # the reader of stdout left (SIGPIPE)
+
+
+def shell_status(returncode: int) -> int:
+    """A child's exit as a shell shows it: 128 + N for one ended by signal N."""
+    return EXIT_SIGNALLED - returncode if returncode < 0 else returncode
 
 
 class SwarmforgeError(Exception):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.errors import CorruptFile
+from swarmforge.errors import CorruptFile, shell_status
 from swarmforge.handoff import handoffd, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.swarm import lifecycle, runrecord
@@ -144,7 +144,7 @@ def test_restart_pauses_grow_and_stop_at_the_ceiling() -> None:
     assert lifecycle.restart_pause("on-failure", 1, 20) == lifecycle.MAX_BACKOFF
     assert lifecycle.restart_pause("on-failure", 0, 0) is None
     assert lifecycle.restart_pause("never", 1, 0) is None
-    assert lifecycle.exit_code(-9) == 137 and lifecycle.exit_code(2) == 2
+    assert shell_status(-9) == 137 and shell_status(2) == 2
 
 
 @pytest.mark.slow

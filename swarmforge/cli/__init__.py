@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-# What a shell reports for a command ended by SIGPIPE (128 + 13).
-EXIT_BROKEN_PIPE = 141
+from swarmforge.errors import EXIT_BROKEN_PIPE
 
 
 def main(argv: list[str] | None = None) -> int:

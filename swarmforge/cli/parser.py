@@ -9,7 +9,13 @@ import sys
 from collections.abc import Callable
 
 from swarmforge import __version__
-from swarmforge.errors import EXIT_FAILURE, SwarmforgeError, os_error_line
+from swarmforge.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_SIGNALLED,
+    SwarmforgeError,
+    os_error_line,
+)
 
 
 def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,7 +89,7 @@ def project_option(p: argparse.ArgumentParser) -> None:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise SystemExit(EXIT_SIGNALLED + signum)
 
 
 def unwind_on_sigterm() -> None:
@@ -123,7 +129,7 @@ def run(args: list[str]) -> int:
         sys.stderr.write("\n".join(exc.lines()) + "\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         raise  # the reader left: cli.main ends quietly
     except OSError as exc:

@@ -106,11 +106,6 @@ def exited(
     )
 
 
-def exit_code(returncode: int) -> int:
-    """A process's exit as a shell shows it: 128 + N for one ended by signal N."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def restart_pause(policy: Restart, code: int, restarts: int) -> float | None:
     """Seconds to wait before restarting a process that exited with `code`; None: don't.
 

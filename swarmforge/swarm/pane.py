@@ -17,7 +17,7 @@ import subprocess
 import sys
 from types import FrameType
 
-from swarmforge.errors import SwarmforgeError
+from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
 from swarmforge.handoff.notify import project_socket
 from swarmforge.swarm import layout, lifecycle, roles, runrecord
@@ -72,7 +72,7 @@ class Supervisor:
             self.child = None
             return _cannot_start(self.argv, exc)
         lifecycle.started(self.root, self.name, self.run_id, self.child.pid, restarts)
-        return lifecycle.exit_code(self.child.wait())
+        return shell_status(self.child.wait())
 
     def serve(self) -> int:
         """Run the agent until it ends for good; its exit code."""

@@ -17,7 +17,7 @@ import time
 from types import FrameType
 
 from swarmforge import fsutil, logfile
-from swarmforge.errors import SwarmforgeError
+from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
 from swarmforge.locks import FileLock
 from swarmforge.swarm import layout, lifecycle, procs, roles, runrecord
@@ -146,7 +146,7 @@ def _restart_exited(
         if child.finished or child.proc is None or child.proc.poll() is None:
             continue
         if child.next_start == 0.0:
-            code = lifecycle.exit_code(child.proc.returncode)
+            code = shell_status(child.proc.returncode)
             pause = lifecycle.restart_pause(child.policy, code, child.restarts)
             lifecycle.exited(root, name, run_id, code, child.tail(), pause)
             if pause is None:
