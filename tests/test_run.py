@@ -247,7 +247,13 @@ def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path
     rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
     env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
     rng = random.Random(5)
+    log_file = tmp_path / "log"
+
+    def started() -> int:
+        return log_file.read_text().count("start ") if log_file.exists() else 0
+
     for _ in range(5):
+        before = started()
         proc = subprocess.Popen(
             [sys.executable, "-m", "swarmforge", "run", "spec.json"],
             cwd=tmp_path,
@@ -255,7 +261,13 @@ def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.3, 0.8))
+        # Killed only once a task of this life is seen running: under load, a kill after
+        # a fixed sleep could land before any task started, and leave no orphan at all.
+        retry_until(
+            lambda before=before, proc=proc: started() > before or proc.poll() is not None,
+            timeout=60,
+        )
+        time.sleep(rng.uniform(0.0, 0.03))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert sf("run", "spec.json", cwd=tmp_path).returncode == 0
