@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import time
 
-from swarmforge import fsutil
-from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge import fsutil, locks
+from swarmforge.errors import CorruptFile
 
 SEQUENCE = "sequence"
-# A lock file beside the counter, never replaced: flock belongs to the open file,
-# so the kernel releases it when its holder dies, however it dies. (SwarmForge's
-# own scripts use a `sequence.lock` directory; this name does not collide with it.)
+# A lock file beside the counter (locks.Exclusive: never replaced, released by the kernel
+# when its holder dies). SwarmForge's own scripts use a `sequence.lock` directory; this
+# name does not collide with it.
 LOCK = "sequence.flock"
 LOCK_TIMEOUT = 30.0
 MAX_COUNTER_BYTES = 64  # six digits and a newline; room for more, never a whole file
@@ -25,41 +22,11 @@ def _not_regular(path: str, exc: fsutil.NotRegularFile) -> CorruptFile:
     )
 
 
-class SequenceLock:
-    """An exclusive flock on the mailbox's sequence lock file, as a context manager."""
+class SequenceLock(locks.Exclusive):
+    """An exclusive lock on the mailbox's sequence lock file, as a context manager."""
 
     def __init__(self, handoffs_root: str, timeout: float = LOCK_TIMEOUT) -> None:
-        self.path = os.path.join(handoffs_root, LOCK)
-        self.timeout = timeout
-        self.fd = -1
-
-    def __enter__(self) -> SequenceLock:
-        fsutil.makedirs(os.path.dirname(self.path))
-        try:
-            self.fd = fsutil.open_regular(self.path, os.O_RDWR | os.O_CREAT)
-        except fsutil.NotRegularFile as exc:
-            raise _not_regular(self.path, exc) from None
-        deadline = time.monotonic() + self.timeout
-        delay = 0.0005
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-            if time.monotonic() >= deadline:
-                os.close(self.fd)
-                raise SwarmforgeError(
-                    f"Timed out after {self.timeout:.0f} s waiting for the "
-                    f"sequence lock {self.path}.",
-                    hint="A live process holds it; find it with fuser.",
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.02)
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # closing the last descriptor releases the flock
+        super().__init__(os.path.join(handoffs_root, LOCK), timeout=timeout, what="sequence lock")
 
 
 def read_counter(path: str) -> int:

@@ -10,18 +10,17 @@ A decision needs a parked task; a rejection is final; repeating a decision is a 
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, ValidationError
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.locks import Exclusive, ExclusiveFd
 from swarmforge.records import describe
 
 T = TypeVar("T")
@@ -128,13 +127,12 @@ def load_for_append(
     try:
         # Appenders hold this lock while they write, so a torn tail seen under it is a
         # crash's leftover, never a line another process is still writing.
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with open(fd, "rb", closefd=False) as f:
+        with ExclusiveFd(fd), open(fd, "rb", closefd=False) as f:
             data = f.read()
-        records, warnings, end = parse_lines(path, data, adapter, check, "cut off")
-        if end < len(data):
-            os.ftruncate(fd, end)
-            os.fsync(fd)
+            records, warnings, end = parse_lines(path, data, adapter, check, "cut off")
+            if end < len(data):
+                os.ftruncate(fd, end)
+                os.fsync(fd)
     finally:
         os.close(fd)
     if created:
@@ -159,23 +157,23 @@ def append_to(
     """Append `data` (whole lines) through `fd`, open with O_APPEND on `path`; durable unless
     told otherwise (then the caller fsyncs `fd` later). `sole`: the caller is the only
     process that reads or writes the file through the lock (the lock is skipped)."""
-    if not sole:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        if os.fstat(fd).st_size != size:
-            raise SwarmforgeError(
-                f"{path} changed under its writer; is another process writing it?"
-            )
-        written = os.write(fd, data)
-        if written != len(data):
-            # A short write (a full disk) must not leave a fragment for the next line to join.
-            os.ftruncate(fd, size)
-            raise SwarmforgeError(f"{path}: only {written} of {len(data)} bytes could be written.")
-        if durable:
-            os.fsync(fd)
-    finally:
-        if not sole:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+    if sole:
+        _append(fd, path, data, size, durable)
+    else:
+        with ExclusiveFd(fd):
+            _append(fd, path, data, size, durable)
+
+
+def _append(fd: int, path: str, data: bytes, size: int, durable: bool) -> None:
+    if os.fstat(fd).st_size != size:
+        raise SwarmforgeError(f"{path} changed under its writer; is another process writing it?")
+    written = os.write(fd, data)
+    if written != len(data):
+        # A short write (a full disk) must not leave a fragment for the next line to join.
+        os.ftruncate(fd, size)
+        raise SwarmforgeError(f"{path}: only {written} of {len(data)} bytes could be written.")
+    if durable:
+        os.fsync(fd)
 
 
 # -- the park ledgers --------------------------------------------------------------------------
@@ -278,14 +276,8 @@ def _append_once(path: str, adapter: TypeAdapter[E], entry: E) -> bool:
     return True
 
 
-@contextmanager
-def _locked(run_dir: str) -> Iterator[None]:
+def _locked(run_dir: str) -> Exclusive:
     """Serialise the read-check-append of decisions; a dead holder's lock dies with it."""
     if not os.path.isdir(run_dir):
         raise SwarmforgeError(f"No run at {run_dir}.")
-    fd = os.open(os.path.join(run_dir, LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return Exclusive(os.path.join(run_dir, LOCK))
