@@ -160,9 +160,10 @@ def _down(ns: argparse.Namespace) -> int:
     elif report["run_id"] is None:
         print("no swarm was running in this project")
     else:
-        print(
-            f"swarm {report['run_id']} stopped" + (" and its worktrees removed" if ns.purge else "")
-        )
+        removed = report["removed"]
+        assert isinstance(removed, list)
+        purged = f"; removed {len(removed)} worktree(s)" if ns.purge else ""
+        print(f"swarm {report['run_id']} stopped{purged}")
     return EXIT_OK
 
 
@@ -233,12 +234,19 @@ def _gc(ns: argparse.Namespace) -> int:
     report = gc(_root_or_cwd(ns))
     if ns.json:
         print(json.dumps(report, indent=2))
-    elif report["live"]:
-        print("the run is alive: only stale worktree registrations were pruned")
-    else:
-        ended, pruned = report["processes"], report["worktrees"]
-        assert isinstance(ended, list) and isinstance(pruned, list)
-        print(f"ended {len(ended)} process(es); pruned {len(pruned)} worktree registration(s)")
+        return EXIT_OK
+    done = [
+        f"{verb} {len(items)} {what}"
+        for verb, key, what in (
+            ("ended", "processes", "process(es)"),
+            ("pruned", "worktrees", "stale worktree registration(s)"),
+            ("rolled back", "rolled_back", "interrupted worktree creation(s)"),
+            ("removed", "cleared", "half-made worktree directory(ies)"),
+        )
+        if isinstance(items := report.get(key), list) and items
+    ]
+    alive = "the run is alive, its processes were left alone; " if report["live"] else ""
+    print(alive + ("; ".join(done) or "nothing to clean up"))
     return EXIT_OK
 
 

@@ -106,6 +106,11 @@ class BranchStart:
     start: str | None  # that commit, else the commit `base` names; None if neither exists
 
 
+def commit_of(root: str, rev: str) -> str | None:
+    """The commit `rev` names in the repository at `root`, or None if it names none."""
+    return _commit_of(_repo(root), rev)
+
+
 def branch_start(root: str, branch: str, base: str) -> BranchStart:
     """Whether `branch` exists in the repository at `root`, and the commit to start from."""
     repository = _repo(root)

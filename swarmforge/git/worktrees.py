@@ -8,13 +8,14 @@ libgit2 on big trees and runs hooks, filters and sparse checkout.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import intents, repo
+from swarmforge.git import intents, leftovers, repo
 from swarmforge.git.command import git, run
 from swarmforge.git.lock import git_lock
-from swarmforge.git.names import check_component, check_refname
+from swarmforge.git.names import check_component, check_refname, component_problem
 from swarmforge.git.orphans import keep_mailbox, restore_mailbox
 from swarmforge.git.project import WORKTREES_DIR, ensure_excludes_locked, find_project
 from swarmforge.git.rescue import check_rescue_ref, is_dirty, rescue_locked
@@ -43,10 +44,12 @@ class Removal:
 
 @dataclass(frozen=True)
 class Pruned:
-    """What `prune` cleared: stale registrations, and creations rolled back after a crash."""
+    """What `prune` cleared: stale registrations, creations rolled back after a crash, and
+    directories under .worktrees/ that held only what an interrupted creation leaves."""
 
     worktrees: tuple[Worktree, ...]
     rolled_back: tuple[str, ...]
+    cleared: tuple[str, ...]
 
 
 def worktree_path(root: str, name: str) -> str:
@@ -68,6 +71,8 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
 
     Idempotent: a healthy worktree of that name on that branch is returned as
     it is. Transactional: on failure, whatever this call made is removed.
+    What an interrupted creation left at the path is cleared first; anything
+    there that may be someone's work is refused, never removed.
     """
     check_component(name, "worktree name")
     check_refname(branch, "branch name")
@@ -80,18 +85,51 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
         if found is not None:
             return found
     with git_lock(main.workdir):
-        intents.recover_locked(main.workdir, main.common_dir)
+        _recover_locked(main)
         ensure_excludes_locked(main.common_dir)
-        if not os.path.lexists(path):
-            return _add_locked(main, name, path, branch, base)
-        found = _healthy(main, name, path, branch)
-    if found is None:
-        raise SwarmforgeError(
-            f"Cannot create worktree {name!r}: {path} exists but is not a worktree of "
-            f"{main.workdir} on branch {branch!r}.",
-            hint="Remove that directory, or choose another name.",
+        if os.path.lexists(path):
+            found = _healthy(main, name, path, branch)
+            if found is not None:
+                return found
+            checkout = repo.open_checkout(path)
+            if checkout is not None:
+                raise _taken(main, name, branch, checkout)
+            leftovers.refuse_unless_leftover(main, "create", name, path, (branch, base))
+            leftovers.discard_locked(main, path)
+        return _add_locked(main, name, path, branch, base)
+
+
+def _recover_locked(main: repo.MainRepo) -> list[str]:
+    """Roll back the creations that died half-way (see `intents`); their names."""
+    for intent in intents.leftovers(main.workdir):
+        parts = intent.branch.split("/")
+        if intent.created_branch_at is None or any(component_problem(p) for p in parts):
+            continue
+        # `repo.create_branch` runs in-process: a creation killed inside it leaves git's
+        # lock file of the new ref, which would stop the rollback and every later creation.
+        lock = os.path.join(main.common_dir, "refs", "heads", *parts) + ".lock"
+        if os.path.lexists(lock):
+            os.unlink(lock)
+    return intents.recover_locked(main.workdir, main.common_dir)
+
+
+def _taken(main: repo.MainRepo, name: str, branch: str, found: repo.Checkout) -> SwarmforgeError:
+    """The refusal to create worktree `name` where the checkout `found` already is."""
+    if found.is_main or found.common_dir != main.common_dir:
+        return SwarmforgeError(
+            f"Cannot create worktree {name!r}: {found.workdir} is a checkout of another "
+            "repository.",
+            hint="Move it elsewhere, or choose another name.",
         )
-    return found
+    # A whole worktree, maybe a running task's: a name two callers share is refused.
+    on = "a detached HEAD"
+    if found.head_ref is not None:
+        on = f"branch {found.head_ref.removeprefix('refs/heads/')!r}"
+    return SwarmforgeError(
+        f"Cannot create worktree {name!r} on branch {branch!r}: {found.workdir} is a "
+        f"worktree on {on}.",
+        hint=f"If it holds nothing you need: git worktree remove {shlex.quote(found.workdir)}",
+    )
 
 
 def _add_locked(main: repo.MainRepo, name: str, path: str, branch: str, base: str) -> Worktree:
@@ -99,10 +137,9 @@ def _add_locked(main: repo.MainRepo, name: str, path: str, branch: str, base: st
     begin = repo.branch_start(root, branch, base)
     if begin.start is None:
         raise SwarmforgeError(f"Base {base!r} does not name a commit in {root}.")
-    if repo.admin_dirs_for(main.common_dir, path):
-        # A registration whose directory vanished makes git refuse the path and
-        # keeps counting the branch as checked out.
-        git(root, "worktree", "prune")
+    # A registration whose directory vanished makes git refuse the path and
+    # keeps counting the branch as checked out.
+    leftovers.forget_locked(main, path)
     made_branch = begin.existing is None
     intent = intents.Intent(name, path, branch, begin.start if made_branch else None)
     intents.record(root, intent)
@@ -152,7 +189,8 @@ def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
     """Remove worktree `name`, first saving its uncommitted work at `rescue_ref`.
 
     Its pending mailbox items are moved to `.swarmforge/orphaned-mailboxes/`.
-    With `rescue_ref=None`, a worktree with uncommitted work is refused.
+    With `rescue_ref=None`, a worktree with uncommitted work is refused. What
+    an interrupted creation left there is removed; any other directory refused.
     """
     check_component(name, "worktree name")
     if rescue_ref is not None:
@@ -160,23 +198,33 @@ def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
     main = find_project(root)
     path = worktree_path(main.workdir, name)
     with git_lock(main.workdir):
-        if not os.path.lexists(path):
-            stale = bool(repo.admin_dirs_for(main.common_dir, path))
-            if stale:
-                git(main.workdir, "worktree", "prune")
-            return Removal(name, path, stale, None, None)
-        mailbox = keep_mailbox(main.workdir, name, path)
-        # A plain remove refuses a worktree with changes or untracked files, so for
-        # a clean one, the common case, this one git call both checks and removes.
-        if run(main.workdir, "worktree", "remove", path).ok:
-            return Removal(name, path, True, None, mailbox)
-        try:
-            rescued = _rescue_or_refuse(main, name, path, rescue_ref)
-            git(main.workdir, "worktree", "remove", "--force", path)
-        except BaseException:
-            if mailbox is not None and os.path.isdir(path):
-                restore_mailbox(mailbox, path)
-            raise
+        existed = os.path.lexists(path)
+        if name in _recover_locked(main):
+            return Removal(name, path, existed, None, None)
+        if not existed:
+            return Removal(name, path, leftovers.forget_locked(main, path), None, None)
+        if repo.open_checkout(path) is None:
+            leftovers.refuse_unless_leftover(main, "remove", name, path, ())
+            leftovers.discard_locked(main, path)
+            return Removal(name, path, True, None, None)
+        return _remove_checkout_locked(main, name, path, rescue_ref)
+
+
+def _remove_checkout_locked(
+    main: repo.MainRepo, name: str, path: str, rescue_ref: str | None
+) -> Removal:
+    mailbox = keep_mailbox(main.workdir, name, path)
+    # A plain remove refuses a worktree with changes or untracked files, so for
+    # a clean one, the common case, this one git call both checks and removes.
+    if run(main.workdir, "worktree", "remove", path).ok:
+        return Removal(name, path, True, None, mailbox)
+    try:
+        rescued = _rescue_or_refuse(main, name, path, rescue_ref)
+        git(main.workdir, "worktree", "remove", "--force", path)
+    except BaseException:
+        if mailbox is not None and os.path.isdir(path):
+            restore_mailbox(mailbox, path)
+        raise
     return Removal(name, path, True, rescued, mailbox)
 
 
@@ -185,7 +233,10 @@ def _rescue_or_refuse(
 ) -> str | None:
     checkout = repo.open_checkout(path)
     if checkout is None or checkout.is_main or checkout.common_dir != main.common_dir:
-        raise SwarmforgeError(f"Not removing {path}: it is not a worktree of {main.workdir}.")
+        raise SwarmforgeError(
+            f"Not removing {path}: it is not a worktree of {main.workdir}.",
+            hint=f"Move it elsewhere if it is needed; else: rm -rf {shlex.quote(path)}",
+        )
     if rescue_ref is None:
         if is_dirty(path):
             raise SwarmforgeError(
@@ -197,14 +248,44 @@ def _rescue_or_refuse(
 
 
 def prune(root: str) -> Pruned:
-    """Forget worktrees whose directory vanished and roll back creations that crashed.
+    """Forget worktrees whose directory vanished, roll back creations that crashed, and
+    remove directories under .worktrees/ that hold only what an interrupted creation leaves.
 
-    Their branches are kept: they may hold committed work.
+    Branches are kept: they may hold committed work. So is any directory that may hold work.
     """
     main = find_project(root)
     with git_lock(main.workdir):
-        rolled_back = intents.recover_locked(main.workdir, main.common_dir)
-        stale = tuple(wt for wt, prunable in _porcelain(main.workdir) if prunable)
+        rolled_back = _recover_locked(main)
+        parent = os.path.join(main.workdir, WORKTREES_DIR)
+        # One of ours whose directory is gone is stale even when locked (by an add that
+        # died, or by hand), which `git worktree prune` leaves.
+        listed = _porcelain(main.workdir)
+        ours_gone = [
+            wt
+            for wt, _ in listed
+            if os.path.dirname(wt.path) == parent and not os.path.lexists(wt.path)
+        ]
+        stale = tuple(wt for wt, prunable in listed if prunable or wt in ours_gone)
         if stale:
             git(main.workdir, "worktree", "prune")
-    return Pruned(stale, tuple(rolled_back))
+        for wt in ours_gone:
+            leftovers.forget_locked(main, wt.path)
+        cleared = tuple(_clear_leftovers_locked(main))
+    return Pruned(stale, tuple(rolled_back), cleared)
+
+
+def _clear_leftovers_locked(main: repo.MainRepo) -> list[str]:
+    parent = os.path.join(main.workdir, WORKTREES_DIR)
+    try:
+        entries = sorted(os.listdir(parent))
+    except FileNotFoundError:
+        return []
+    cleared = []
+    for name in entries:
+        path = os.path.join(parent, name)
+        if not os.path.isdir(path) or os.path.islink(path) or repo.open_checkout(path):
+            continue
+        if leftovers.work_held(main, path, ()) is None:
+            leftovers.discard_locked(main, path)
+            cleared.append(name)
+    return cleared

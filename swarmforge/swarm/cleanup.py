@@ -30,8 +30,9 @@ def _stale_pid_files(root: str) -> list[str]:
 
 
 def gc(root: str) -> dict[str, object]:
-    """End a dead run's leftovers: tagged processes, daemon, stale pid and lock files, and
-    registrations of worktrees whose directory vanished. A live run is left alone."""
+    """End a dead run's leftovers: tagged processes, daemon, stale pid and lock files,
+    registrations of worktrees whose directory vanished, worktree creations that were
+    interrupted, and directories they left. A live run's processes are left alone."""
     root = os.path.realpath(root)
     record = runrecord.load(root)
     live = record is not None and record.state == "running" and launcher.is_running(root, record)
@@ -46,11 +47,12 @@ def gc(root: str) -> dict[str, object]:
                 role.pid = None
             runrecord.save(root, record)
         report["pid_files"] = _stale_pid_files(root)
-    report["worktrees"], report["rolled_back"] = [], []
+    report["worktrees"], report["rolled_back"], report["cleared"] = [], [], []
     checkout = repo.open_checkout(root)
     if checkout is not None and checkout.is_main:
         # A project that is no git repository yet has no worktree registrations to prune.
         pruned = worktrees.prune(root)
         report["worktrees"] = [w.name for w in pruned.worktrees]
         report["rolled_back"] = list(pruned.rolled_back)
+        report["cleared"] = list(pruned.cleared)
     return report

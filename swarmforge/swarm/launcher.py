@@ -73,23 +73,28 @@ def up(
     backend = backend or (record.backend if record else "tmux")
     if backend not in STAGGER:
         raise SwarmforgeError(f"Unknown backend '{backend}': use tmux or headless.")
-    run_id = record.run_id if record else layout.new_run_id()
-    progress(f"{'resuming' if record else 'starting'} run {run_id}")
+    unrecorded = None if record else _unrecorded_run(root, config)
+    run_id = record.run_id if record else unrecorded or layout.new_run_id()
+    progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
     planned = layout.plan(root, config, run_id, role_env or {})
     roles.check_instructions(root, planned)
+    record = RunRecord(
+        run_id=run_id,
+        project=root,
+        backend=backend,  # type: ignore[arg-type]
+        state="stopped",
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        roles=planned,
+    )
+    # Recorded before any worktree is made: an `up` killed from here on leaves a run
+    # that the next `up` resumes and `down --purge` removes, never worktrees of no run.
+    runrecord.save(root, record)
     layout.create_worktrees(root, planned)
     layout.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)
     shims.write(root)
     tag_env = procs.tags(run_id, root)
-    record = RunRecord(
-        run_id=run_id,
-        project=root,
-        backend=backend,  # type: ignore[arg-type]
-        state="running",
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        roles=planned,
-    )
+    record.state = "running"
     runrecord.save(root, record)
     try:
         _start(root, config, record, tag_env, stagger, inhibit_sleep, progress)
@@ -98,6 +103,24 @@ def up(
         down(root)
         raise
     return runrecord.load(root) or record, False
+
+
+def _unrecorded_run(root: str, config: SwarmConfig) -> str | None:
+    """The run whose role worktrees an `up` made before it recorded the run, if they agree.
+
+    Only an `up` from before runs were recorded first can have left such worktrees.
+    """
+    wanted = {role.worktree for role in config.roles if not role.in_main_checkout}
+    found = set()
+    for tree in worktrees.list_worktrees(root):
+        parts = (tree.branch or "").split("/")
+        if (
+            tree.name in wanted
+            and len(parts) == 3
+            and parts[0::2] == [names.BRANCH_PREFIX, tree.name]
+        ):
+            found.add(parts[1])
+    return found.pop() if len(found) == 1 else None
 
 
 def _reason(exc: BaseException) -> str:
@@ -199,6 +222,32 @@ def _start_inhibitor(tag_env: dict[str, str]) -> int | None:
     return child.pid
 
 
+def _purge(
+    root: str, record: RunRecord, progress: Progress
+) -> tuple[list[str], dict[str, str | None]]:
+    """Remove the run's worktrees and forget the run; the worktrees removed, and per role
+    the commit that saved its uncommitted work."""
+    removed, rescued = [], {}
+    for role in record.roles:
+        if role.worktree in ("master", "none"):
+            continue
+        removal = worktrees.remove(
+            root, role.worktree, rescue_ref=names.rescue_ref(record.run_id, role.worktree)
+        )
+        rescued[role.name] = removal.rescued
+        if removal.removed:
+            removed.append(role.worktree)
+            saved = (
+                f" (uncommitted work saved as {removal.rescued[:10]})" if removal.rescued else ""
+            )
+            progress(f"removed worktree {role.worktree}{saved}")
+    runrecord.remove(root)
+    roles_tsv = os.path.join(root, ".swarmforge", "roles.tsv")
+    if os.path.exists(roles_tsv):
+        os.unlink(roles_tsv)
+    return removed, rescued
+
+
 def stop_processes(root: str, record: RunRecord | None) -> list[int]:
     """End the runner, the tmux sessions and every process tagged with the run; the pids."""
     ended: list[int] = []
@@ -225,26 +274,9 @@ def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> dict
     daemon = handoffd.stop(root)
     progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
     rescued: dict[str, str | None] = {}
+    removed: list[str] = []
     if purge and record is not None:
-        for role in record.roles:
-            if role.worktree in ("master", "none"):
-                continue
-            removal = worktrees.remove(
-                root, role.worktree, rescue_ref=names.rescue_ref(record.run_id, role.worktree)
-            )
-            rescued[role.name] = removal.rescued
-            progress(
-                f"removed worktree {role.worktree}"
-                + (
-                    f" (uncommitted work saved as {removal.rescued[:10]})"
-                    if removal.rescued
-                    else ""
-                )
-            )
-        runrecord.remove(root)
-        roles_tsv = os.path.join(root, ".swarmforge", "roles.tsv")
-        if os.path.exists(roles_tsv):
-            os.unlink(roles_tsv)
+        removed, rescued = _purge(root, record, progress)
     elif record is not None:
         record.state = "stopped"
         record.runner_pid = None
@@ -257,5 +289,6 @@ def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> dict
         "stopped": ended,
         "daemon": daemon,
         "purged": purge,
+        "removed": removed,
         "rescued": rescued,
     }
