@@ -13,6 +13,8 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from swarmforge.swarm.state import Process
+
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
     from swarmforge.cli.parser import project_option
@@ -179,52 +181,49 @@ def _status(ns: argparse.Namespace) -> int:
 
     state = status(_root_or_cwd(ns))
     if ns.json:
-        print(json.dumps(state, indent=2))
+        print(json.dumps(state.as_json(), indent=2))
         return EXIT_OK
-    daemon = f"daemon pid {state['daemon']}" if state["daemon"] else "daemon not running"
-    if state["run_id"] is None:
+    daemon = f"daemon pid {state.daemon}" if state.daemon else "daemon not running"
+    if state.run_id is None:
         print(f"no swarm in this project ({daemon}): `swarmforge up` starts one")
     else:
-        print(f"run {state['run_id']}: {state['state']}, {daemon}")
-    for role in state["roles"]:  # type: ignore[attr-defined]
-        current = role["current"]
+        print(f"run {state.run_id}: {state.state}, {daemon}")
+    for role in state.roles:
+        current = role.current
         doing = (
-            f"{os.path.basename(current['path'])} for {current['age_seconds']}s"
-            if current
-            else "idle"
+            f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
         )
         print(
-            f"  {role['role']:12s} {'up  ' if role['alive'] else 'down'} port {role['port']} "
-            f"queued {role['queued']:3d}  {doing}  dirty {role['dirty_files']}  "
-            f"failed {role['failed_items']}  {role['branch']}"
+            f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
+            f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
+            f"failed {role.failed_items}  {role.branch}"
         )
-        for line in _process_lines(role["process"]):
+        for line in _process_lines(role.process):
             print(f"    {line}")
-    if state.get("tmux_socket"):
-        print(f"  watch a role: tmux -L {state['tmux_socket']} attach -t swarmforge-<role>")
-    for ref in state["rescues"]:  # type: ignore[attr-defined]
+    if state.tmux_socket:
+        print(f"  watch a role: tmux -L {state.tmux_socket} attach -t swarmforge-<role>")
+    for ref in state.rescues:
         print(f"  rescued work: {ref}")
     return EXIT_OK
 
 
-def _process_lines(process: dict[str, object]) -> list[str]:
+def _process_lines(process: Process) -> list[str]:
     """What status says of a role process that exited: code, when, restart, last lines."""
-    if process.get("state") != "exited":
-        if process.get("exit_code") is None:
+    if process.state != "exited":
+        if process.exit_code is None:
             return []
         return [
-            f"restarted {process.get('restarts')} time(s); last exit "
-            f"{process.get('exit_code')} at {process.get('exited_at')}"
+            f"restarted {process.restarts} time(s); last exit "
+            f"{process.exit_code} at {process.exited_at}"
         ]
-    restart = process.get("restart_at")
+    restart = process.restart_at
     lines = [
-        f"exited {process.get('exit_code')} at {process.get('exited_at')}"
+        f"exited {process.exit_code} at {process.exited_at}"
         + (f", restarting at {restart}" if restart else ", not restarted")
-        + f" (restarts so far: {process.get('restarts')})"
+        + f" (restarts so far: {process.restarts})"
     ]
-    last = process.get("last_lines")
-    if isinstance(last, list) and last:
-        lines += ["last lines:", *(f"  | {line}" for line in last[-5:])]
+    if process.last_lines:
+        lines += ["last lines:", *(f"  | {line}" for line in process.last_lines[-5:])]
     return lines
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import os
 import time
+from dataclasses import asdict, dataclass
 
 from swarmforge import proc
 from swarmforge.errors import CorruptFile
@@ -26,21 +27,132 @@ def _age(stamp: str | None, now: float) -> int | None:
         return None
 
 
-def _current(box: Mailbox, now: float) -> dict[str, object] | None:
+@dataclass(frozen=True)
+class Current:
+    """The task or batch a role has in hand."""
+
+    path: str
+    count: int | None  # None when its first item cannot be read
+    sender: str | None
+    age_seconds: int | None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "count": self.count,
+            "from": self.sender,
+            "age_seconds": self.age_seconds,
+        }
+
+
+@dataclass(frozen=True)
+class Process:
+    """A role's process as status shows it: running, exited (code, when, last lines), gone."""
+
+    state: str  # running, exited, gone or stopped
+    pid: int | None = None
+    restarts: int | None = None  # None: no start of this process was ever recorded
+    started_at: str | None = None
+    exit_code: int | None = None
+    exited_at: str | None = None
+    last_lines: list[str] | None = None
+    restart_at: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """Only what is known: a process never recorded has a state and nothing else."""
+        if self.restarts is None:
+            return {"state": self.state}
+        shown: dict[str, object] = {
+            "state": self.state,
+            "pid": self.pid,
+            "restarts": self.restarts,
+            "started_at": self.started_at,
+        }
+        if self.exit_code is not None:
+            shown |= {
+                "exit_code": self.exit_code,
+                "exited_at": self.exited_at,
+                "last_lines": self.last_lines,
+            }
+        if self.state == "exited":
+            shown["restart_at"] = self.restart_at
+        return shown
+
+
+@dataclass(frozen=True)
+class RoleStatus:
+    """Everything `status` shows about one role."""
+
+    role: str
+    agent: str
+    worktree: str
+    path: str
+    branch: str
+    port: int
+    mode: str
+    alive: bool
+    process: Process
+    queued: int
+    current: Current | None
+    dirty_files: int | None
+    failed_items: int
+    undeliverable: int
+    worktree_missing: bool
+
+    def as_json(self) -> dict[str, object]:
+        shown = asdict(self)
+        shown["process"] = self.process.as_json()
+        shown["current"] = self.current.as_json() if self.current else None
+        return shown
+
+
+@dataclass(frozen=True)
+class SwarmStatus:
+    """The run's state and every role's."""
+
+    project: str
+    run_id: str | None
+    state: str  # none, running or stopped
+    daemon: int | None
+    roles: list[RoleStatus]
+    rescues: list[str]
+    backend: str | None = None
+    live: bool = False
+    runner_pid: int | None = None
+    tmux_socket: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The shape `swarmforge status --json` prints."""
+        shown: dict[str, object] = {"project": self.project, "run_id": self.run_id}
+        if self.run_id is not None:
+            shown |= {
+                "backend": self.backend,
+                "state": self.state,
+                "live": self.live,
+                "runner_pid": self.runner_pid,
+                "tmux_socket": self.tmux_socket,
+            }
+        else:
+            shown["state"] = self.state
+        shown |= {
+            "daemon": self.daemon,
+            "roles": [role.as_json() for role in self.roles],
+            "rescues": self.rescues,
+        }
+        return shown
+
+
+def _current(box: Mailbox, now: float) -> Current | None:
     batches = box.batches()
     items = items_in(batches[0]) if batches else box.items(Box.IN_PROCESS)
     if not items:
         return None
+    path = batches[0] if batches else items[0]
     try:
         first = message.read(items[0])
     except (OSError, CorruptFile):
-        return {"path": batches[0] if batches else items[0], "age_seconds": None}
-    return {
-        "path": batches[0] if batches else items[0],
-        "count": len(items),
-        "from": first.get("from"),
-        "age_seconds": _age(first.get("dequeued_at"), now),
-    }
+        return Current(path, None, None, None)
+    return Current(path, len(items), first.get("from"), _age(first.get("dequeued_at"), now))
 
 
 def _failed_items(box: Mailbox) -> int:
@@ -79,18 +191,21 @@ def _alive(root: str, record: RunRecord, role: RoleRecord, life: AgentLife | Non
     return procs.is_alive(tmux.pane_pid(role.session))
 
 
-def _process(life: AgentLife | None, alive: bool) -> dict[str, object]:
-    """The role's process as status shows it: running, exited (code, when, last lines), gone."""
+def _process(life: AgentLife | None, alive: bool) -> Process:
     if life is None:
-        return {"state": "running" if alive else "gone"}
+        return Process("running" if alive else "gone")
     state = "running" if alive else "exited" if life.state == "exited" else "gone"
-    shown: dict[str, object] = {"state": state, "pid": life.pid, "restarts": life.restarts}
-    shown["started_at"] = life.started_at
-    if life.exit_code is not None:
-        shown |= {"exit_code": life.exit_code, "exited_at": life.exited_at, "last_lines": life.tail}
-    if life.state == "exited":
-        shown["restart_at"] = life.restart_at
-    return shown
+    exited = life.exit_code is not None
+    return Process(
+        state,
+        pid=life.pid,
+        restarts=life.restarts,
+        started_at=life.started_at,
+        exit_code=life.exit_code,
+        exited_at=life.exited_at if exited else None,
+        last_lines=life.tail if exited else None,
+        restart_at=life.restart_at if life.state == "exited" else None,
+    )
 
 
 def rescues(root: str) -> list[str]:
@@ -101,29 +216,29 @@ def rescues(root: str) -> list[str]:
     return result.stdout.decode().split() if result.ok else []
 
 
-def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> dict[str, object]:
+def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> RoleStatus:
     """Everything `status` shows about one role."""
     box = Mailbox(role.path)
     exists = os.path.isdir(role.path)
     life = lifecycle.load(root, role.name, record.run_id)
     alive = record.state == "running" and _alive(root, record, role, life)
-    return {
-        "role": role.name,
-        "agent": role.agent,
-        "worktree": role.worktree,
-        "path": role.path,
-        "branch": role.branch,
-        "port": role.port,
-        "mode": role.mode,
-        "alive": alive,
-        "process": _process(life, alive) if record.state == "running" else {"state": "stopped"},
-        "queued": len(box.items(Box.NEW)),
-        "current": _current(box, now),
-        "dirty_files": _dirty(role.path) if exists else None,
-        "failed_items": _failed_items(box),
-        "undeliverable": len([n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]),
-        "worktree_missing": not exists,
-    }
+    return RoleStatus(
+        role=role.name,
+        agent=role.agent,
+        worktree=role.worktree,
+        path=role.path,
+        branch=role.branch,
+        port=role.port,
+        mode=role.mode,
+        alive=alive,
+        process=_process(life, alive) if record.state == "running" else Process("stopped"),
+        queued=len(box.items(Box.NEW)),
+        current=_current(box, now),
+        dirty_files=_dirty(role.path) if exists else None,
+        failed_items=_failed_items(box),
+        undeliverable=len([n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]),
+        worktree_missing=not exists,
+    )
 
 
 def _names(directory: str) -> list[str]:
@@ -133,30 +248,23 @@ def _names(directory: str) -> list[str]:
         return []
 
 
-def status(root: str) -> dict[str, object]:
+def status(root: str) -> SwarmStatus:
     """The run's state and every role's."""
     root = os.path.realpath(root)
     record = runrecord.load(root)
     daemon = handoffd.running_pid(Paths(root))
     if record is None:
-        return {
-            "project": root,
-            "run_id": None,
-            "state": "none",
-            "daemon": daemon,
-            "roles": [],
-            "rescues": rescues(root),
-        }
+        return SwarmStatus(root, None, "none", daemon, [], rescues(root))
     now = time.time()
-    return {
-        "project": root,
-        "run_id": record.run_id,
-        "backend": record.backend,
-        "state": record.state,
-        "live": launcher.is_running(root, record),
-        "runner_pid": record.runner_pid,
-        "tmux_socket": project_socket(root) if record.backend == "tmux" else None,
-        "daemon": daemon,
-        "roles": [role_status(root, record, r, now) for r in record.roles],
-        "rescues": rescues(root),
-    }
+    return SwarmStatus(
+        project=root,
+        run_id=record.run_id,
+        state=record.state,
+        daemon=daemon,
+        roles=[role_status(root, record, r, now) for r in record.roles],
+        rescues=rescues(root),
+        backend=record.backend,
+        live=launcher.is_running(root, record),
+        runner_pid=record.runner_pid,
+        tmux_socket=project_socket(root) if record.backend == "tmux" else None,
+    )
