@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -200,8 +201,9 @@ os.kill(os.getpid(), 9)
 """
 
 
-def test_the_daemon_sweeps_what_killed_writers_left_and_nothing_of_the_living(
-    swarm: Project,
+@pytest.mark.parametrize("sweeper", ["daemon", "gc"])
+def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
+    swarm: Project, sweeper: str
 ) -> None:
     send(swarm, "coder", "qa")  # makes the coder's mailbox
     coder = swarm.mailbox("coder")
@@ -224,13 +226,18 @@ def test_the_daemon_sweeps_what_killed_writers_left_and_nothing_of_the_living(
     # A file a live process is still writing is never touched.
     alive = fsutil.temp_name(coder.path(Box.OUTBOX_TMP, "50_w.handoff"))
     fsutil.write_new(alive, b"being written")
-    log = logging.getLogger(f"test-sweep-{id(swarm)}")
-    daemon = Daemon(str(swarm.root), notify.Notifier(), log)
-    daemon.load_roles()
-    try:
-        assert daemon.sweep() == 4
-    finally:
-        daemon.changed.close()
+    if sweeper == "gc":
+        # With no daemon running: gc sweeps the same places.
+        report = json.loads(sf("gc", "--json", cwd=swarm.root).stdout)
+        assert report["temporary_files"] == 4
+    else:
+        log = logging.getLogger(f"test-sweep-{id(swarm)}")
+        daemon = Daemon(str(swarm.root), notify.Notifier(), log)
+        daemon.load_roles()
+        try:
+            assert daemon.sweep() == 4
+        finally:
+            daemon.changed.close()
     assert not any(os.path.exists(p) for p in dead)
     assert os.path.exists(alive)
     assert (Path(coder.root) / "sequence").read_text() == "000001\n"

@@ -232,19 +232,21 @@ def _gc(ns: argparse.Namespace) -> int:
 
     report = gc(_root_or_cwd(ns))
     if ns.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report.as_json(), indent=2))
         return EXIT_OK
     done = [
         f"{verb} {len(items)} {what}"
-        for verb, key, what in (
-            ("ended", "processes", "process(es)"),
-            ("pruned", "worktrees", "stale worktree registration(s)"),
-            ("rolled back", "rolled_back", "interrupted worktree creation(s)"),
-            ("removed", "cleared", "half-made worktree directory(ies)"),
+        for verb, items, what in (
+            ("ended", report.processes, "process(es)"),
+            ("pruned", report.worktrees, "stale worktree registration(s)"),
+            ("rolled back", report.rolled_back, "interrupted worktree creation(s)"),
+            ("removed", report.cleared, "half-made worktree directory(ies)"),
         )
-        if isinstance(items := report.get(key), list) and items
+        if items
     ]
-    alive = "the run is alive, its processes were left alone; " if report["live"] else ""
+    if report.temporary_files:
+        done.append(f"removed {report.temporary_files} temporary file(s) of killed helpers")
+    alive = "the run is alive, its processes were left alone; " if report.live else ""
     print(alive + ("; ".join(done) or "nothing to clean up"))
     return EXIT_OK
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass, field
 
+from swarmforge import project
+from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo, worktrees
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.daemon import sweep as mailbox_sweep
 from swarmforge.locks import is_held
 from swarmforge.swarm import launcher, runner, runrecord
 
@@ -29,30 +33,62 @@ def _stale_pid_files(root: str) -> list[str]:
     return removed
 
 
-def gc(root: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class GcReport:
+    """What gc found and did."""
+
+    run_id: str | None
+    live: bool  # the run is alive: its processes were left alone
+    processes: list[int] = field(default_factory=list)
+    daemon: int | None = None
+    pid_files: list[str] = field(default_factory=list)
+    worktrees: list[str] = field(default_factory=list)  # stale registrations pruned
+    rolled_back: list[str] = field(default_factory=list)  # interrupted creations
+    cleared: list[str] = field(default_factory=list)  # half-made worktree directories
+    temporary_files: int = 0  # left in mailboxes by killed helpers
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def gc(root: str) -> GcReport:
     """End a dead run's leftovers: tagged processes, daemon, stale pid and lock files,
     registrations of worktrees whose directory vanished, worktree creations that were
-    interrupted, and directories they left. A live run's processes are left alone."""
+    interrupted, directories they left, and the temporary files of killed helpers. A live
+    run's processes are left alone."""
     root = os.path.realpath(root)
     record = runrecord.load(root)
     live = record is not None and record.state == "running" and launcher.is_running(root, record)
-    report: dict[str, object] = {"run_id": record.run_id if record else None, "live": live}
+    processes: list[int] = []
+    daemon: int | None = None
+    pid_files: list[str] = []
     if not live:
-        report["processes"] = launcher.stop_processes(root, record)
-        report["daemon"] = handoffd.stop(root)
+        processes = launcher.stop_processes(root, record)
+        daemon = handoffd.stop(root)
         if record is not None and record.state == "running":
             record.state = "stopped"
             record.runner_pid = record.inhibitor_pid = None
             for role in record.roles:
                 role.pid = None
             runrecord.save(root, record)
-        report["pid_files"] = _stale_pid_files(root)
-    report["worktrees"], report["rolled_back"], report["cleared"] = [], [], []
+        pid_files = _stale_pid_files(root)
+    pruned = None
     checkout = repo.open_checkout(root)
     if checkout is not None and checkout.is_main:
         # A project that is no git repository yet has no worktree registrations to prune.
         pruned = worktrees.prune(root)
-        report["worktrees"] = [w.name for w in pruned.worktrees]
-        report["rolled_back"] = list(pruned.rolled_back)
-        report["cleared"] = list(pruned.cleared)
-    return report
+    try:
+        roles = project.read_roles(root)
+    except SwarmforgeError:
+        roles = {}  # no role table: only the main checkout's mailbox
+    return GcReport(
+        run_id=record.run_id if record else None,
+        live=live,
+        processes=processes,
+        daemon=daemon,
+        pid_files=pid_files,
+        worktrees=[w.name for w in pruned.worktrees] if pruned else [],
+        rolled_back=list(pruned.rolled_back) if pruned else [],
+        cleared=list(pruned.cleared) if pruned else [],
+        temporary_files=mailbox_sweep(root, roles),
+    )
