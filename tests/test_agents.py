@@ -57,7 +57,7 @@ def test_claude_without_allow_helpers_gets_no_settings() -> None:
 
 
 def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
-    from swarmforge.helpers import SCRIPTS
+    from swarmforge.cli.helpers import SCRIPTS
 
     assert agents.helper_settings() == HELPERS_JSON
     allowed = json.loads(agents.helper_settings())["permissions"]["allow"]

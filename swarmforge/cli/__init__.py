@@ -29,7 +29,7 @@ def _dispatch(args: list[str]) -> int:
         and "-h" not in args[1:]
     ):
         # The agent-facing helpers skip argparse: they must start fast.
-        from swarmforge import helpers
+        from swarmforge.cli import helpers
 
         return helpers.main(args)
     from swarmforge.cli.parser import run

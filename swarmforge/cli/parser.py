@@ -119,7 +119,7 @@ def run(args: list[str]) -> int:
             parser.print_help(sys.stderr)
             return 1
         # The helpers are normally reached before argparse; this is `--help`-free reuse.
-        from swarmforge import helpers
+        from swarmforge.cli import helpers
 
         return helpers.main(args)
     try:

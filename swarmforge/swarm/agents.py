@@ -51,8 +51,8 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from swarmforge.cli.helpers import SCRIPTS
 from swarmforge.errors import SwarmforgeError
-from swarmforge.helpers import SCRIPTS
 from swarmforge.swarm.spec import RoleSpec
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})

@@ -13,10 +13,10 @@ import shlex
 import sys
 
 from swarmforge import fsutil
-from swarmforge.helpers import SCRIPTS
+from swarmforge.cli.helpers import SCRIPTS
 
 BIN = os.path.join(".swarmforge", "bin")
-ENTRY = "import sys; from swarmforge.helpers import main; sys.exit(main())"
+ENTRY = "import sys; from swarmforge.cli.helpers import main; sys.exit(main())"
 
 
 def script_text(args: tuple[str, ...], python: str) -> str:
