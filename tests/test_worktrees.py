@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -20,8 +19,8 @@ from swarmforge.git.intents import intent_path
 from swarmforge.git.lock import git_lock, lock_path
 from swarmforge.git.names import branch_name, component_problem, rescue_ref
 from swarmforge.git.project import ensure_repository
-from swarmforge.git.rescue import rescue
 from swarmforge.git.worktrees import create, list_worktrees, prune, remove
+from swarmforge.locks import is_held
 from tests.support import git, retry_until
 
 RESCUE = "refs/swarmforge/rescue/r1/t1"
@@ -313,14 +312,12 @@ def _dirty_worktree(repo: Path, name: str = "t1") -> Path:
     return tree
 
 
-def test_rescue_commits_the_whole_working_tree_and_touches_nothing(repo: Path) -> None:
+def test_removal_rescues_the_whole_working_tree_and_touches_nothing_else(repo: Path) -> None:
     tree = _dirty_worktree(repo)
-    index = Path(git(tree, "rev-parse", "--git-path", "index"))
-    if not index.is_absolute():
-        index = tree / index
-    before = (index.read_bytes(), git(tree, "status", "--porcelain"))
-    commit = rescue(str(tree), RESCUE, "rescue t1")
-    assert commit == git(repo, "rev-parse", RESCUE)
+    head = git(tree, "rev-parse", "HEAD")
+    before = (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD"))
+    removal = remove(str(repo), "t1", rescue_ref=RESCUE)
+    assert removal.removed and removal.rescued == git(repo, "rev-parse", RESCUE)
     assert git(repo, "ls-tree", "-r", "--name-only", RESCUE).split() == [
         "README",
         "edit",
@@ -330,34 +327,38 @@ def test_rescue_commits_the_whole_working_tree_and_touches_nothing(repo: Path) -
     ]
     assert git(repo, "show", f"{RESCUE}:edit") == "edited"
     assert git(repo, "show", f"{RESCUE}:new") == "new"
-    assert git(repo, "rev-parse", f"{RESCUE}^") == git(tree, "rev-parse", "HEAD")
-    assert git(repo, "log", "-1", "--format=%s", RESCUE) == "rescue t1"
-    assert (index.read_bytes(), git(tree, "status", "--porcelain")) == before
-    assert not [p for p in index.parent.iterdir() if "rescue" in p.name]
+    assert git(repo, "rev-parse", f"{RESCUE}^") == head
+    assert git(repo, "log", "-1", "--format=%s", RESCUE) == (
+        "swarmforge: uncommitted work of worktree t1"
+    )
+    assert git(repo, "rev-parse", "swarm/r1/t1") == head, "the branch stays as it was"
+    assert (git(repo, "status", "--porcelain"), git(repo, "rev-parse", "HEAD")) == before
 
 
-def test_rescue_of_a_clean_worktree_is_none(repo: Path) -> None:
+def test_removal_of_a_clean_worktree_rescues_nothing(repo: Path) -> None:
     tree = create(str(repo), "t1", "swarm/r1/t1")
     (Path(tree.path) / ".swarmforge").mkdir()
     (Path(tree.path) / ".swarmforge" / "sequence").write_text("000001\n")  # ignored
-    assert rescue(tree.path, RESCUE, "m") is None
+    assert remove(str(repo), "t1", rescue_ref=RESCUE).rescued is None
     assert git(repo, "for-each-ref", "refs/swarmforge") == ""
 
 
 def test_a_second_rescue_keeps_the_first_reachable(repo: Path) -> None:
-    tree = _dirty_worktree(repo)
-    first = rescue(str(tree), RESCUE, "one")
-    (tree / "new").write_text("newer\n")
-    second = rescue(str(tree), RESCUE, "two")
-    assert second != first
+    _dirty_worktree(repo)
+    first = remove(str(repo), "t1", rescue_ref=RESCUE).rescued
+    again = Path(create(str(repo), "t1", "swarm/r1/t1").path)
+    (again / "new").write_text("newer\n")
+    second = remove(str(repo), "t1", rescue_ref=RESCUE).rescued
+    assert first is not None and second not in (None, first)
     assert git(repo, "rev-parse", f"{RESCUE}^2") == first
 
 
-def test_rescue_refuses_a_bad_ref(repo: Path) -> None:
+def test_removal_refuses_a_bad_rescue_ref(repo: Path) -> None:
     tree = create(str(repo), "t1", "swarm/r1/t1")
     for bad in ("heads/x", "refs/a..b", "refs/x.lock"):
         with pytest.raises(SwarmforgeError, match="rescue ref"):
-            rescue(tree.path, bad, "m")
+            remove(str(repo), "t1", rescue_ref=bad)
+    assert os.path.isdir(tree.path)
 
 
 # -- remove ------------------------------------------------------------------------------
@@ -467,14 +468,7 @@ def test_create_over_a_vanished_worktree_prunes_it_first(repo: Path) -> None:
 
 
 def _locked_elsewhere(root: str) -> bool:
-    fd = os.open(lock_path(root), os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return is_held(lock_path(root))
 
 
 def test_the_lock_excludes_others_and_a_dead_holder_blocks_nobody(repo: Path) -> None:

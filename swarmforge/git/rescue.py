@@ -16,7 +16,6 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
-from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_refname
 from swarmforge.git.project import identity_config
 
@@ -77,7 +76,10 @@ def _point(root: str, ref: str, commit: str, previous: str | None, message: str)
 
 
 def rescue_locked(root: str, checkout: repo.Checkout, ref: str, message: str) -> str | None:
-    """`rescue` for a caller that already holds the git lock of `root`."""
+    """Save the worktree's uncommitted work as a commit at `ref`; its id, or None when clean.
+
+    The caller holds the git lock of `root`, the project's main checkout.
+    """
     previous = repo.ref_target(root, ref)
     commit = snapshot(checkout, message, previous)
     if commit is not None:
@@ -90,24 +92,3 @@ def check_rescue_ref(ref: str) -> str:
     if not ref.startswith("refs/"):
         raise SwarmforgeError(f"Invalid rescue ref {ref!r}: it must start with 'refs/'.")
     return check_refname(ref, "rescue ref")
-
-
-def rescue(worktree_path: str, ref: str, message: str, *, root: str | None = None) -> str | None:
-    """Save the worktree's uncommitted work as a commit at `ref`; its id, or None when clean.
-
-    `root` is the project's main checkout, whose git lock guards the ref update;
-    by default the directory holding the repository's `.git`.
-    """
-    check_rescue_ref(ref)
-    checkout = repo.open_checkout(worktree_path)
-    if checkout is None:
-        raise SwarmforgeError(f"{worktree_path} is not the top directory of a git worktree.")
-    project = root if root is not None else os.path.dirname(checkout.common_dir)
-    previous = repo.ref_target(project, ref)
-    # Staging and hashing the files needs no lock (object writes are safe to
-    # race); only moving the ref does, and its compare-and-swap catches a rival.
-    commit = snapshot(checkout, message, previous)
-    if commit is not None:
-        with git_lock(project):
-            _point(project, ref, commit, previous, message)
-    return commit
