@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -57,6 +58,25 @@ class Agent:
         return path.read_text() if path.exists() else ""
 
 
+def new_session(tmux: Tmux, name: str, cwd: str, argv: list[str], env: dict[str, str]) -> bool:
+    """Start one session as `up` does; False if it already existed."""
+    return tmux.start_all([SessionSpec(name, cwd, argv, env)], 0.0) == [name]
+
+
+def _tmux(tmux: Tmux, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", "-L", tmux.socket, *args], capture_output=True, text=True)
+
+
+def sessions(tmux: Tmux) -> list[str]:
+    """The server's session names (none when no server runs)."""
+    listed = _tmux(tmux, "list-sessions", "-F", "#{session_name}")
+    return listed.stdout.splitlines() if listed.returncode == 0 else []
+
+
+def kill_session(tmux: Tmux, name: str) -> bool:
+    return _tmux(tmux, "kill-session", "-t", f"={name}").returncode == 0
+
+
 def _server(tmp_path: Path, config_text: str | None) -> Tmux:
     config = "/dev/null"  # the user's ~/.tmux.conf must not reach the tests
     if config_text is not None:
@@ -94,7 +114,7 @@ def test_the_agent_gets_its_argv_environment_and_directory_verbatim(
     cwd.mkdir()
     env = {**agent.env, "SWARMFORGE_ROLE": "qa", "ODD": "a b $HOME #{pane_id};"}
     extra = ["two words", "$HOME", "ends;", "#{pane_id}", "-x", ""]
-    assert tmux.new_session("qa", str(cwd), agent.argv(*extra), env) is True
+    assert new_session(tmux, "qa", str(cwd), agent.argv(*extra), env) is True
     info = agent.info()
     assert info["argv"] == ["-c", MARKER, *extra]
     assert info["env"]["SWARMFORGE_ROLE"] == "qa"
@@ -108,18 +128,18 @@ def test_a_single_argument_command_runs_without_a_shell(tmux: Tmux, tmp_path: Pa
     script.parent.mkdir()
     script.write_text(f"#!{sys.executable}\n# {MARKER}\n{AGENT}")
     script.chmod(0o755)
-    assert tmux.new_session("solo", str(tmp_path), [str(script)], agent.env)
+    assert new_session(tmux, "solo", str(tmp_path), [str(script)], agent.env)
     info = agent.info()
     assert info["argv"] == [str(script)]
     assert tmux.pane_pid("solo") == info["pid"]
 
 
-def test_new_session_is_idempotent(tmux: Tmux, tmp_path: Path) -> None:
+def test_a_session_is_started_once(tmux: Tmux, tmp_path: Path) -> None:
     agent = Agent(tmp_path)
-    assert tmux.new_session("coder", str(tmp_path), agent.argv(), agent.env) is True
+    assert new_session(tmux, "coder", str(tmp_path), agent.argv(), agent.env) is True
     pid = agent.info()["pid"]
-    assert tmux.new_session("coder", str(tmp_path), agent.argv(), agent.env) is False
-    assert tmux.sessions() == ["coder"]
+    assert new_session(tmux, "coder", str(tmp_path), agent.argv(), agent.env) is False
+    assert sessions(tmux) == ["coder"]
     assert tmux.pane_pid("coder") == pid
 
 
@@ -128,7 +148,7 @@ def test_base_indexes_come_from_the_config_with_or_without_a_server(tmp_path: Pa
         server = _server(tmp_path, config_text)
         try:
             assert server.base_indexes() == expected
-            server.new_session("s", str(tmp_path), ["cat", "-"], {})
+            new_session(server, "s", str(tmp_path), ["cat", "-"], {})
             assert server.base_indexes() == expected
         finally:
             server.kill_server()
@@ -137,34 +157,15 @@ def test_base_indexes_come_from_the_config_with_or_without_a_server(tmp_path: Pa
 def test_pane_pid_is_the_agents_pid(any_tmux: Tmux, tmp_path: Path) -> None:
     agent = Agent(tmp_path)
     assert any_tmux.pane_pid("coder") is None
-    any_tmux.new_session("coder", str(tmp_path), agent.argv(), agent.env)
+    new_session(any_tmux, "coder", str(tmp_path), agent.argv(), agent.env)
     pid = any_tmux.pane_pid("coder")
     assert pid is not None
     assert pid == agent.info()["pid"]
     assert MARKER in psutil.Process(pid).cmdline()
 
 
-def test_send_line_reaches_the_agent_as_one_line(any_tmux: Tmux, tmp_path: Path) -> None:
-    agent = Agent(tmp_path)
-    any_tmux.new_session("qa", str(tmp_path), agent.argv(), agent.env)
-    agent.info()  # reading stdin from here on
-    text = "-n run ready_for_next.sh $HOME #{pane_id} 'q' \"d\" ends;"
-    any_tmux.send_line("qa", text)
-    retry_until(lambda: agent.lines().endswith("\n"))
-    any_tmux.send_line("qa", "")
-    retry_until(lambda: agent.lines().count("\n") == 2)
-    assert agent.lines() == text + "\n\n"
-
-
-def test_send_line_refuses_a_line_break_and_a_missing_session(tmux: Tmux) -> None:
-    with pytest.raises(SwarmforgeError, match="line break"):
-        tmux.send_line("qa", "one\ntwo")
-    with pytest.raises(SwarmforgeError, match="type into session 'qa'"):
-        tmux.send_line("qa", "hello")
-
-
 def test_start_all_pauses_only_between_two_creations(tmux: Tmux, tmp_path: Path) -> None:
-    tmux.new_session("old", str(tmp_path), ["cat", "-"], {})
+    new_session(tmux, "old", str(tmp_path), ["cat", "-"], {})
     pauses: list[float] = []
     specs = [
         SessionSpec(name, str(tmp_path), ["cat", "-"], {"ROLE": name})
@@ -172,53 +173,53 @@ def test_start_all_pauses_only_between_two_creations(tmux: Tmux, tmp_path: Path)
     ]
     assert tmux.start_all(specs, 0.25, sleep=pauses.append) == ["a", "b", "c"]
     assert pauses == [0.25, 0.25]
-    assert sorted(tmux.sessions()) == ["a", "b", "c", "old"]
+    assert sorted(sessions(tmux)) == ["a", "b", "c", "old"]
     assert tmux.start_all(specs, 0.25, sleep=pauses.append) == []
     assert pauses == [0.25, 0.25]
 
 
 def test_has_session_matches_names_exactly(tmux: Tmux, tmp_path: Path) -> None:
-    tmux.new_session("qa2", str(tmp_path), ["cat", "-"], {})
+    new_session(tmux, "qa2", str(tmp_path), ["cat", "-"], {})
     assert tmux.has_session("qa2")
     assert not tmux.has_session("qa")
     assert tmux.pane_pid("qa") is None
-    assert not tmux.kill_session("qa")
-    assert tmux.new_session("qa", str(tmp_path), ["cat", "-"], {}) is True
-    assert tmux.kill_session("qa")
-    assert tmux.sessions() == ["qa2"]
+    assert not kill_session(tmux, "qa")
+    assert new_session(tmux, "qa", str(tmp_path), ["cat", "-"], {}) is True
+    assert kill_session(tmux, "qa")
+    assert sessions(tmux) == ["qa2"]
 
 
 def test_kill_session_and_kill_server_end_the_agents(tmux: Tmux, tmp_path: Path) -> None:
     first, second = Agent(tmp_path, "first"), Agent(tmp_path, "second")
-    tmux.new_session("one", str(tmp_path), first.argv(), first.env)
-    tmux.new_session("two", str(tmp_path), second.argv(), second.env)
+    new_session(tmux, "one", str(tmp_path), first.argv(), first.env)
+    new_session(tmux, "two", str(tmp_path), second.argv(), second.env)
     pids = [first.info()["pid"], second.info()["pid"]]
-    assert tmux.kill_session("one") is True
+    assert kill_session(tmux, "one") is True
     retry_until(lambda: not _alive(pids[0]))
-    assert tmux.sessions() == ["two"]
+    assert sessions(tmux) == ["two"]
     assert tmux.server_running()
     tmux.kill_server()
     assert not tmux.server_running()
-    assert tmux.sessions() == []
+    assert sessions(tmux) == []
     retry_until(lambda: not _alive(pids[1]))
     tmux.kill_server()  # nothing runs: not an error
-    assert tmux.new_session("one", str(tmp_path), ["cat", "-"], {}) is True
+    assert new_session(tmux, "one", str(tmp_path), ["cat", "-"], {}) is True
 
 
 def test_names_tmux_would_alter_are_refused(tmux: Tmux, tmp_path: Path) -> None:
     for name in ("", "a.b", "a:b", "a#b"):
         with pytest.raises(SwarmforgeError, match="Invalid tmux session name"):
-            tmux.new_session(name, str(tmp_path), ["cat", "-"], {})
+            new_session(tmux, name, str(tmp_path), ["cat", "-"], {})
     with pytest.raises(SwarmforgeError, match="No command"):
-        tmux.new_session("qa", str(tmp_path), [], {})
+        new_session(tmux, "qa", str(tmp_path), [], {})
     with pytest.raises(SwarmforgeError, match="environment variable"):
-        tmux.new_session("qa", str(tmp_path), ["cat", "-"], {"A=B": "c"})
+        new_session(tmux, "qa", str(tmp_path), ["cat", "-"], {"A=B": "c"})
     assert not tmux.server_running()
 
 
 def test_a_command_tmux_cannot_take_is_reported(tmux: Tmux, tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="command too long") as caught:
-        tmux.new_session("qa", str(tmp_path), ["cat", "x" * 20_000], {})
+        new_session(tmux, "qa", str(tmp_path), ["cat", "x" * 20_000], {})
     assert "16 KB" in caught.value.hint
 
 
@@ -256,10 +257,10 @@ def test_the_sleep_inhibitor_fits_the_platform(tmp_path: Path) -> None:
 def test_a_session_ends_with_its_agent_despite_a_remain_on_exit_config(tmp_path: Path) -> None:
     server = _server(tmp_path, "set -g remain-on-exit on\n")
     try:
-        server.new_session("keep", str(tmp_path), ["cat", "-"], {})
-        assert server.new_session("brief", str(tmp_path), ["sh", "-c", "exit 3"], {}) is True
+        new_session(server, "keep", str(tmp_path), ["cat", "-"], {})
+        assert new_session(server, "brief", str(tmp_path), ["sh", "-c", "exit 3"], {}) is True
         retry_until(lambda: not server.has_session("brief"))
-        assert server.sessions() == ["keep"]
+        assert sessions(server) == ["keep"]
     finally:
         server.kill_server()
 

@@ -118,27 +118,6 @@ class Tmux:
         """True if a session called exactly `name` exists."""
         return self._run(["has-session", "-t", f"={name}"]).ok
 
-    def sessions(self) -> list[str]:
-        """The names of the server's sessions (none when no server runs)."""
-        result = self._run(["list-sessions", "-F", "#{session_name}"])
-        # list-sessions fails only when no server answers: then there are no sessions.
-        return result.stdout.decode(errors="replace").splitlines() if result.ok else []
-
-    def new_session(
-        self,
-        name: str,
-        cwd: str,
-        argv: list[str],
-        env: dict[str, str],
-        width: int = WIDTH,
-        height: int = HEIGHT,
-    ) -> bool:
-        """Start a detached session running `argv` in `cwd`; False if it already exists."""
-        _check(name, argv, env)
-        if self.has_session(name):
-            return False
-        return self._create(SessionSpec(name, cwd, argv, env), width, height)
-
     def _create(self, spec: SessionSpec, width: int, height: int) -> bool:
         # -c is expanded as a format: '##' is a literal '#'.
         create = ["new-session", "-d", "-s", spec.name, "-c", spec.cwd.replace("#", "##")]
@@ -176,23 +155,6 @@ class Tmux:
         if not result.ok:
             raise self._error(f"read pane {target}", result)
         return result.stdout.decode(errors="replace").splitlines()
-
-    def send_line(self, name: str, text: str) -> None:
-        """Type `text` literally into the session's active pane, then press Enter."""
-        if "\n" in text or "\r" in text:
-            raise SwarmforgeError(f"Cannot send a line containing a line break to '{name}'.")
-        target = f"={name}:"
-        # Text and Enter go as two calls: agents' prompts treat a newline that arrives
-        # with pasted text as part of the text, not as a submission.
-        typed = [["-l", "--", text]] if text else []
-        for keys in [*typed, ["Enter"]]:
-            result = self._run(["send-keys", "-t", target, *keys])
-            if not result.ok:
-                raise self._error(f"type into session '{name}'", result)
-
-    def kill_session(self, name: str) -> bool:
-        """End session `name` and its processes; False if there was none."""
-        return self._run(["kill-session", "-t", f"={name}"]).ok
 
     def kill_server(self, timeout: float = KILL_TIMEOUT) -> None:
         """End the server and all its sessions, returning once it is gone."""
