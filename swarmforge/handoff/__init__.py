@@ -1,1 +1,1 @@
-"""The handoff layer: the mailbox protocol, pure files and the standard library only."""
+"""The handoff layer: the mailbox protocol on plain files, and the daemon that delivers it."""

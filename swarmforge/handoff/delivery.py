@@ -123,16 +123,8 @@ def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> li
 
 def copy_to(handoff: message.Handoff, name: str, role: str, entry: RoleEntry) -> bool:
     """Publish the recipient's copy in its inbox/new/; False if it appeared meanwhile."""
-    box = Mailbox(entry.path)
-    box.check(Box.IN_PROCESS, Box.COMPLETED)
-    box.ensure(Box.NEW)
     copy = handoff.with_header("recipient", role).with_header("enqueued_at", utc_stamp())
-    final = box.path(Box.NEW, name)
-    tmp = fsutil.temp_name(final)
-    fsutil.write_new(tmp, copy.render())
-    made = fsutil.publish(tmp, final)
-    fsutil.fsync_dir(box.path(Box.NEW))
-    return made
+    return Mailbox(entry.path).deliver_copy(name, copy)
 
 
 def _sender(path: str) -> Mailbox:
@@ -147,15 +139,11 @@ def fail(path: str, reason: str) -> None:
 
 def archive(path: str) -> None:
     """Move a delivered original from outbox/ to the sender's sent/."""
-    box = _sender(path)
-    box.ensure(Box.SENT)
-    sent = box.path(Box.SENT)
-    target = os.path.join(sent, os.path.basename(path))
-    if os.path.lexists(target):
+    try:
+        _sender(path).archive(path)
+    except FileExistsError:
         # Already archived once under this name: the outbox file is a duplicate.
-        raise Undeliverable(f"a handoff named {os.path.basename(path)} was already sent")
-    fsutil.move_noreplace(path, target)
-    fsutil.fsync_dir(sent)
+        raise Undeliverable(f"a handoff named {os.path.basename(path)} was already sent") from None
 
 
 def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False) -> Outcome:

@@ -179,6 +179,29 @@ class Mailbox:
         fsutil.fsync_dir(self.path(Box.OUTBOX))
         return final
 
+    def deliver_copy(self, name: str, copy: message.Handoff) -> bool:
+        """Daemon: publish `copy` as `name` in inbox/new/; False if one was there already.
+
+        Written under a temporary name and linked in, so a reader never sees part of it.
+        """
+        self.check(Box.IN_PROCESS, Box.COMPLETED)
+        self.ensure(Box.NEW)
+        final = self.path(Box.NEW, name)
+        tmp = fsutil.temp_name(final)
+        fsutil.write_new(tmp, copy.render())
+        made = fsutil.publish(tmp, final)
+        fsutil.fsync_dir(self.path(Box.NEW))
+        return made
+
+    def archive(self, path: str) -> None:
+        """Daemon: move the delivered original at `path` from outbox/ to sent/.
+
+        Raises FileExistsError if a handoff of that name was sent already.
+        """
+        self.ensure(Box.SENT)
+        sent = self.path(Box.SENT)
+        move(path, os.path.join(sent, os.path.basename(path)))
+
     def set_aside(self, path: str, reason: str) -> str:
         """Move the handoff at `path` to failed/, beside a `<name>.error` saying why; its path.
 
