@@ -11,7 +11,7 @@ from swarmforge.errors import EXIT_NOT_RUNNING, EXIT_OK, SwarmforgeError
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `daemon` subcommand."""
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     daemon = sub.add_parser(
         "daemon",
@@ -62,7 +62,7 @@ def _print(ns: argparse.Namespace, data: dict[str, object], text: str) -> None:
 
 
 def _start(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.handoff import handoffd
 
     root = project_root(ns.project)
@@ -75,7 +75,7 @@ def _start(ns: argparse.Namespace) -> int:
 
 
 def _stop(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.handoff import handoffd
 
     pid = handoffd.stop(project_root(ns.project))
@@ -85,7 +85,7 @@ def _stop(ns: argparse.Namespace) -> int:
 
 
 def _status(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.handoff import handoffd
 
     state = handoffd.status(project_root(ns.project))
@@ -97,7 +97,7 @@ def _status(ns: argparse.Namespace) -> int:
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.handoff import handoffd, notify
 
     root = project_root(ns.project)

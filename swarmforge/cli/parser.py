@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
 from collections.abc import Callable
 
@@ -12,7 +10,6 @@ from swarmforge import __version__
 from swarmforge.errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
-    EXIT_SIGNALLED,
     SwarmforgeError,
     os_error_line,
 )
@@ -79,33 +76,6 @@ def build_internal() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     swarm_cmd.add_internal(sub)
     run_cmd.add_internal(sub)
     return parser, frozenset(sub.choices)
-
-
-def project_option(p: argparse.ArgumentParser) -> None:
-    """Add the `--project DIR` option every command that works on a project takes."""
-    p.add_argument(
-        "--project", metavar="DIR", help="the project (default: found from the current directory)"
-    )
-
-
-def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(EXIT_SIGNALLED + signum)
-
-
-def unwind_on_sigterm() -> None:
-    """Make SIGTERM unwind this command as Ctrl-C does, so its clean-up runs."""
-    signal.signal(signal.SIGTERM, _terminated)
-
-
-def project_root(option: str | None) -> str:
-    """The project: `--project DIR` as given, else the one found from the current directory."""
-    if option:
-        if not os.path.isdir(option):
-            raise SwarmforgeError(f"--project {option}: no such directory.")
-        return os.path.abspath(option)
-    from swarmforge.project import find_root
-
-    return find_root(os.getcwd())
 
 
 def run(args: list[str]) -> int:

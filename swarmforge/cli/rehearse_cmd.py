@@ -14,7 +14,7 @@ SHOWN_LINES = 3  # of each command's output
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `rehearse`."""
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     rehearse = sub.add_parser(
         "rehearse",
@@ -46,7 +46,7 @@ def _root(ns: argparse.Namespace) -> str:
 
 
 def _rehearse(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import unwind_on_sigterm
+    from swarmforge.cli.common import unwind_on_sigterm
     from swarmforge.rehearse.rehearsal import rehearse
 
     # Stopped from outside, a rehearsal still stops its swarm and removes its copy.

@@ -78,7 +78,7 @@ def _root(ns: argparse.Namespace) -> str:
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import unwind_on_sigterm
+    from swarmforge.cli.common import unwind_on_sigterm
     from swarmforge.run.orchestrator import Orchestrator
     from swarmforge.run.specfile import load_spec
 

@@ -11,7 +11,7 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `send`."""
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     send = sub.add_parser(
         "send",
@@ -57,7 +57,7 @@ def _text(arg: str) -> str:
 
 
 def _send(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.handoff import gate
 
     root = project_root(ns.project)

@@ -12,7 +12,7 @@ from swarmforge.errors import EXIT_FAILURE, EXIT_OK
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `init` and `doctor`."""
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     init = sub.add_parser(
         "init",
@@ -87,7 +87,7 @@ def _init(ns: argparse.Namespace) -> int:
 def _doctor_root(option: str | None) -> tuple[str, bool]:
     """The project to check, and whether it is one (False: doctor runs outside any)."""
     # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.swarm.doctor import locate_project
 
     if option:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     project_option(p)
     if json_flag:
@@ -88,7 +88,7 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _root(ns: argparse.Namespace) -> str:
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
 
     return project_root(ns.project)
 
@@ -101,7 +101,7 @@ def _up_root(ns: argparse.Namespace) -> str:
 def config_root(option: str | None) -> str:
     """`--project DIR`, else the nearest directory at or above this one with a swarmforge.conf."""
     if option:
-        from swarmforge.cli.parser import project_root
+        from swarmforge.cli.common import project_root
 
         return project_root(option)
     here = os.getcwd()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `trust`."""
-    from swarmforge.cli.parser import project_option
+    from swarmforge.cli.common import project_option
 
     trust = sub.add_parser(
         "trust",
@@ -37,7 +37,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _root(option: str | None) -> str:
     # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
-    from swarmforge.cli.parser import project_root
+    from swarmforge.cli.common import project_root
     from swarmforge.swarm.doctor import find_project
 
     return project_root(option) if option else find_project(os.getcwd())

@@ -1,0 +1,36 @@
+"""What the subcommands share: the `--project` option and how a command unwinds on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+
+from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
+
+
+def project_option(p: argparse.ArgumentParser) -> None:
+    """Add the `--project DIR` option every command that works on a project takes."""
+    p.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(EXIT_SIGNALLED + signum)
+
+
+def unwind_on_sigterm() -> None:
+    """Make SIGTERM unwind this command as Ctrl-C does, so its clean-up runs."""
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def project_root(option: str | None) -> str:
+    """The project: `--project DIR` as given, else the one found from the current directory."""
+    if option:
+        if not os.path.isdir(option):
+            raise SwarmforgeError(f"--project {option}: no such directory.")
+        return os.path.abspath(option)
+    from swarmforge.project import find_root
+
+    return find_root(os.getcwd())
