@@ -1,7 +1,19 @@
-"""The one subprocess entry point: resolve the binary, scrub GIT_*, decide by exit code.
+"""Every child process swarmforge starts: one environment policy, decided by exit code.
 
-Built on os.posix_spawn rather than the subprocess module, whose import alone
-costs several milliseconds of the agent-facing helpers' budget.
+Three shapes, all through here:
+  `run`     run to completion with captured output (the helpers' git calls);
+  `start`   start and supervise: a `subprocess.Popen` to wait on, kill or read
+            (`output` and `run_in` are `start` run to completion);
+  `detach`  start in the background, in its own session, adopted by init.
+
+The policy (`environment`): a child inherits our environment, or the one given,
+less the variables that locate a git repository (`LOCAL_GIT_VARS`), plus the
+caller's own variables (`extra`: a run's tags, a scratch index). A GIT_DIR that
+a hook or a shell set must never send a child's git to another repository.
+
+`run` is built on os.posix_spawn rather than the subprocess module, whose
+import alone costs several milliseconds of the agent-facing helpers' budget;
+the other shapes import it when first called.
 """
 
 from __future__ import annotations
@@ -10,6 +22,68 @@ import os
 import select
 
 from swarmforge.errors import SwarmforgeError
+
+# Not typing.TYPE_CHECKING: importing typing would cost the helpers ~10 ms (mypy
+# knows the name either way).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Mapping
+    from typing import TypeAlias
+
+    Started: TypeAlias = subprocess.Popen[bytes]
+
+# What `git rev-parse --local-env-vars` lists (git 2.39; tests compare it with the
+# installed git's list).
+LOCAL_GIT_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+    }
+)
+# The subprocess module's values for these, without importing it.
+PIPE, STDOUT, DEVNULL = -1, -2, -3
+
+
+class Environment(dict[str, str]):
+    """An environment the policy was applied to: children get it as it is."""
+
+
+def environment(
+    env: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
+) -> Environment:
+    """`env` (default: ours) less `LOCAL_GIT_VARS`, plus `extra`.
+
+    An `Environment` is taken as it is: the policy made it, and what the caller
+    added on purpose (a scratch GIT_INDEX_FILE) stays.
+    """
+    if isinstance(env, Environment):
+        made = Environment(env)
+    else:
+        base = os.environ if env is None else env
+        made = Environment((k, v) for k, v in base.items() if k not in LOCAL_GIT_VARS)
+    if extra:
+        made.update(extra)
+    return made
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> Environment:
+    """Our environment as a child gets it, plus `extra`."""
+    return environment(None, extra)
 
 
 class Completed:
@@ -51,13 +125,6 @@ def which(name: str, path: str | None = None) -> str | None:
     return None
 
 
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child: ours without GIT_* variables, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(extra or {})
-    return env
-
-
 def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes) -> tuple[bytes, bytes]:
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     poller = select.poll()
@@ -89,7 +156,7 @@ def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes) -> tuple[bytes, byt
     return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
-def run(argv: list[str], *, input: bytes = b"", env: dict[str, str] | None = None) -> Completed:
+def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = None) -> Completed:
     """Run `argv` to completion with captured output; raises only if it cannot start.
 
     There is no `cwd`: posix_spawn has no chdir action before Python 3.13, and
@@ -108,11 +175,8 @@ def run(argv: list[str], *, input: bytes = b"", env: dict[str, str] | None = Non
         (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, err_w, 2),
     ]
-    for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
-        os.set_inheritable(fd, False)
-    full_env = env if env is not None else child_env()
     try:
-        pid = os.posix_spawn(exe, argv, full_env, file_actions=actions)
+        pid = os.posix_spawn(exe, argv, environment(env), file_actions=actions)
     finally:
         for fd in (in_r, out_w, err_w):
             os.close(fd)
@@ -125,25 +189,115 @@ def run(argv: list[str], *, input: bytes = b"", env: dict[str, str] | None = Non
     return Completed(argv, os.waitstatus_to_exitcode(status), out, err)
 
 
+def start(
+    argv: list[str],
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    session: bool = False,
+    executable: str | None = None,
+) -> Started:
+    """Start `argv` (found on the PATH of its environment); the running child.
+
+    stdin, stdout and stderr are inherited unless given (a descriptor, PIPE,
+    STDOUT or DEVNULL); `session` puts the child in a session of its own. Only
+    stdio crosses exec, and the signals Python ignores get their default action
+    back. `executable` spares the search when the caller knows where argv[0] is.
+    Raises OSError if it cannot start (missing program or directory).
+    """
+    import subprocess
+
+    return subprocess.Popen(
+        argv,
+        executable=executable,
+        cwd=cwd,
+        env=environment(env, extra),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=session,
+    )
+
+
+def output(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> Completed:
+    """Run `argv` in `cwd` with empty stdin to completion; its output. OSError if it
+    cannot start."""
+    child = start(argv, cwd=cwd, env=env, extra=extra, stdin=DEVNULL, stdout=PIPE, stderr=PIPE)
+    with child:
+        out, err = child.communicate()
+    return Completed(argv, child.returncode, out, err)
+
+
 def run_in(
-    argv: list[str], *, cwd: str, env: dict[str, str], input: bytes = b"", output: int | None = None
+    argv: list[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    input: bytes = b"",
+    output: int | None = None,
 ) -> int:
     """Run `argv` in `cwd` feeding it `input`, its output to file descriptor `output`; its exit.
 
-    For the swarm's own commands (exec roles), not the helpers' hot path, so the
-    subprocess module is fine here. Raises SwarmforgeError if it cannot start.
+    For the swarm's own commands (exec roles). Raises SwarmforgeError if it cannot start.
+    """
+    try:
+        child = start(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=PIPE,
+            stdout=output,
+            stderr=STDOUT if output is not None else None,
+        )
+    except OSError as exc:
+        raise SwarmforgeError(f"Cannot run '{argv[0]}' in {cwd}: {exc.strerror}.") from None
+    with child:
+        child.communicate(input)
+    return child.returncode
+
+
+def detach(
+    argv: list[str],
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
+    log: int | None = None,
+) -> int:
+    """Start `argv` in the background, in a session of its own; its pid.
+
+    A shell starts it with `&` and exits at once: init adopts it, so it is never
+    a zombie of ours, it outlives us, and it holds none of our stdin, stdout or
+    stderr. Its output goes to descriptor `log`, else to /dev/null. Raises
+    SwarmforgeError if the shell cannot start it (a missing `cwd`); a program
+    that cannot be found fails in the background, as its own exit.
     """
     import subprocess
 
     try:
-        return subprocess.run(
-            argv,
+        shell = subprocess.run(
+            ["/bin/sh", "-c", 'exec "$@" >&2 &\necho "$!"', "sh", *argv],
             cwd=cwd,
-            env=env,
-            input=input,
-            stdout=output,
-            stderr=subprocess.STDOUT if output is not None else None,
+            env=environment(env, extra),
+            stdin=DEVNULL,
+            stdout=PIPE,
+            stderr=DEVNULL if log is None else log,
+            start_new_session=True,
             check=False,
-        ).returncode
+        )
     except OSError as exc:
-        raise SwarmforgeError(f"Cannot run '{argv[0]}' in {cwd}: {exc.strerror}.") from None
+        raise SwarmforgeError(f"Cannot start '{argv[0]}' in {cwd}: {exc.strerror}.") from None
+    pid = shell.stdout.strip()
+    if shell.returncode != 0 or not pid.isdigit():
+        raise SwarmforgeError(f"Cannot start '{argv[0]}' in the background.")
+    return int(pid)

@@ -12,7 +12,7 @@ import pytest
 from swarmforge.cli.demo_cmd import farewell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import message
-from swarmforge.swarm import procs
+from swarmforge.swarm import tagging
 from swarmforge.swarm.demo import claim_directory
 from tests.support import VENV_BIN, copy_tree, git, run_cli
 
@@ -82,7 +82,7 @@ def test_the_demo_runs_a_swarm_and_its_audit_trail_matches_the_mailboxes(
     roles = {r["role"]: r for r in report["roles"]}
     assert roles["coder"]["received"] == 2 and roles["coder"]["sent"] == 1
     assert roles["qa"]["completed"] == 1 and roles["qa"]["commits"] == 1
-    assert procs.tagged(str(where)) == [], "the swarm was stopped"
+    assert tagging.tagged(str(where)) == [], "the swarm was stopped"
     left = snapshot(where)
     again = run_cli("demo", "--dir", str(where), cwd=tmp_path)
     assert (again.returncode, again.stderr) == (

@@ -23,8 +23,8 @@ from swarmforge.swarm.agents import Invocation
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.exec_main import item_command
 from swarmforge.swarm.execrole import RETRIES, ExecRole
+from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RunRecord
-from swarmforge.swarm.spec import SwarmConfig
 from tests.realagents import require_cli
 from tests.support import BIN, VENV_BIN, Project
 from tests.test_swarm import make_swarm

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.run import journal as jr
+from swarmforge.run.taskgraph import STATUSES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -274,7 +275,7 @@ def test_a_writer_killed_at_random_moments_never_breaks_the_journal(tmp_path: Pa
         assert len(journal.warnings) == (0 if raw.endswith(b"\n") else 1)
 
 
-STATUS = st.sampled_from(jr.STATUSES)
+STATUS = st.sampled_from(STATUSES)
 TEXT = st.text(min_size=1, max_size=12)
 MAYBE = st.none() | TEXT
 SMALL = st.integers(-(2**40), 2**40)

@@ -1,4 +1,4 @@
-"""The park ledgers of a run, and the JSONL line reader they share with the journal."""
+"""The park ledgers of a run, the JSONL line reader they share with the journal, and stamps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.run import ledger
+from swarmforge.run import fields, jsonl, parking
 
 
 def entries(path: Path) -> list[dict[str, object]]:
@@ -19,12 +19,12 @@ def entries(path: Path) -> list[dict[str, object]]:
 
 
 def test_park_records_once_with_its_reason(tmp_path: Path) -> None:
-    assert ledger.parked(str(tmp_path)) == {}
-    assert ledger.park(str(tmp_path), "deploy", "irreversible") is True
-    assert ledger.park(str(tmp_path), "deploy", "irreversible") is False
-    assert ledger.park(str(tmp_path), "audit", "legal") is True
-    assert ledger.parked(str(tmp_path)) == {"deploy": "irreversible", "audit": "legal"}
-    lines = entries(tmp_path / ledger.PARKED)
+    assert parking.parked(str(tmp_path)) == {}
+    assert parking.park(str(tmp_path), "deploy", "irreversible") is True
+    assert parking.park(str(tmp_path), "deploy", "irreversible") is False
+    assert parking.park(str(tmp_path), "audit", "legal") is True
+    assert parking.parked(str(tmp_path)) == {"deploy": "irreversible", "audit": "legal"}
+    lines = entries(tmp_path / parking.PARKED)
     assert [(e["id"], e["reason"]) for e in lines] == [
         ("deploy", "irreversible"),
         ("audit", "legal"),
@@ -34,45 +34,45 @@ def test_park_records_once_with_its_reason(tmp_path: Path) -> None:
 
 def test_park_refuses_an_unknown_reason_and_a_missing_run(tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="unknown reason 'whim'"):
-        ledger.park(str(tmp_path), "x", "whim")
+        parking.park(str(tmp_path), "x", "whim")
     with pytest.raises(SwarmforgeError, match="No run at"):
-        ledger.park(str(tmp_path / "gone"), "x", "manual")
+        parking.park(str(tmp_path / "gone"), "x", "manual")
 
 
 def test_approve_lets_a_parked_task_run_and_repeating_it_is_a_no_op(tmp_path: Path) -> None:
-    ledger.park(str(tmp_path), "deploy", "tier-t4")
-    assert ledger.approve(str(tmp_path), "deploy", "alice") is True
-    assert ledger.approve(str(tmp_path), "deploy", "bob") is False
-    assert ledger.approved(str(tmp_path)) == {"deploy"}
-    assert ledger.rejected(str(tmp_path)) == set()
-    assert [e["by"] for e in entries(tmp_path / ledger.APPROVALS)] == ["alice"]
+    parking.park(str(tmp_path), "deploy", "tier-t4")
+    assert parking.approve(str(tmp_path), "deploy", "alice") is True
+    assert parking.approve(str(tmp_path), "deploy", "bob") is False
+    assert parking.approved(str(tmp_path)) == {"deploy"}
+    assert parking.rejected(str(tmp_path)) == set()
+    assert [e["by"] for e in entries(tmp_path / parking.APPROVALS)] == ["alice"]
 
 
 def test_reject_is_final(tmp_path: Path) -> None:
     run = str(tmp_path)
-    ledger.park(run, "drop-db", "security")
-    assert ledger.reject(run, "drop-db", "alice", "never") is True
-    assert ledger.reject(run, "drop-db", "bob") is False
-    assert ledger.rejected(run) == {"drop-db"}
+    parking.park(run, "drop-db", "security")
+    assert parking.reject(run, "drop-db", "alice", "never") is True
+    assert parking.reject(run, "drop-db", "bob") is False
+    assert parking.rejected(run) == {"drop-db"}
     with pytest.raises(SwarmforgeError, match=f"Run {tmp_path.name}: cannot approve task drop-db"):
-        ledger.approve(run, "drop-db", "carol")
-    assert entries(tmp_path / ledger.REJECTIONS)[0]["note"] == "never"
-    assert not (tmp_path / ledger.APPROVALS).exists()
+        parking.approve(run, "drop-db", "carol")
+    assert entries(tmp_path / parking.REJECTIONS)[0]["note"] == "never"
+    assert not (tmp_path / parking.APPROVALS).exists()
 
 
 def test_an_approved_task_cannot_be_rejected(tmp_path: Path) -> None:
     run = str(tmp_path)
-    ledger.park(run, "deploy", "manual")
-    ledger.approve(run, "deploy", "alice")
+    parking.park(run, "deploy", "manual")
+    parking.approve(run, "deploy", "alice")
     with pytest.raises(SwarmforgeError, match="cannot reject task deploy: it was already approved"):
-        ledger.reject(run, "deploy", "bob")
+        parking.reject(run, "deploy", "bob")
 
 
-@pytest.mark.parametrize("decide", [ledger.approve, ledger.reject])
+@pytest.mark.parametrize("decide", [parking.approve, parking.reject])
 def test_deciding_a_task_that_is_not_parked_is_an_error(
     tmp_path: Path, decide: Callable[[str, str, str], bool]
 ) -> None:
-    ledger.park(str(tmp_path), "other", "manual")
+    parking.park(str(tmp_path), "other", "manual")
     with pytest.raises(
         SwarmforgeError, match=f"Run {tmp_path.name}: .* task ghost: it is not parked"
     ):
@@ -81,49 +81,51 @@ def test_deciding_a_task_that_is_not_parked_is_an_error(
 
 def test_a_hand_added_approval_does_not_outweigh_a_rejection(tmp_path: Path) -> None:
     run = str(tmp_path)
-    ledger.park(run, "x", "manual")
-    ledger.reject(run, "x", "alice")
+    parking.park(run, "x", "manual")
+    parking.reject(run, "x", "alice")
     line = b'{"id":"x","ts":"2026-06-15T14:05:31.123Z","by":"mallory"}\n'
-    (tmp_path / ledger.APPROVALS).write_bytes(line)
-    assert ledger.approved(run) == set() and ledger.rejected(run) == {"x"}
+    (tmp_path / parking.APPROVALS).write_bytes(line)
+    assert parking.approved(run) == set() and parking.rejected(run) == {"x"}
 
 
 def test_a_torn_ledger_tail_is_skipped_then_cut_off_by_the_next_append(tmp_path: Path) -> None:
     run = str(tmp_path)
-    ledger.park(run, "a", "manual")
-    path = tmp_path / ledger.PARKED
+    parking.park(run, "a", "manual")
+    path = tmp_path / parking.PARKED
     with path.open("ab") as f:
         f.write(b'{"id":"b","ts":"2026-06-1')
-    assert ledger.parked(run) == {"a": "manual"}
-    ledger.park(run, "c", "legal")
+    assert parking.parked(run) == {"a": "manual"}
+    parking.park(run, "c", "legal")
     assert [e["id"] for e in entries(path)] == ["a", "c"]
 
 
 def test_a_corrupt_ledger_line_is_refused_with_its_line_number(tmp_path: Path) -> None:
-    path = tmp_path / ledger.PARKED
+    path = tmp_path / parking.PARKED
     path.write_bytes(
         b'{"id":"a","ts":"2026-06-15T14:05:31.123Z","reason":"manual"}\n'
         b'{"id":"b","ts":"2026-06-15T14:05:31.123Z","reason":"boredom"}\n'
         b'{"id":"c","ts":"2026-06-15T14:05:31.123Z","reason":"manual"}\n'
     )
     with pytest.raises(CorruptFile) as caught:
-        ledger.parked(str(tmp_path))
+        parking.parked(str(tmp_path))
     assert (caught.value.path, caught.value.line) == (str(path), 2)
     assert caught.value.problem.startswith("reason:")
     with pytest.raises(CorruptFile):
-        ledger.park(str(tmp_path), "d", "manual")
+        parking.park(str(tmp_path), "d", "manual")
     assert len(entries(path)) == 3
 
 
 def test_concurrent_decisions_on_one_task_record_exactly_one(tmp_path: Path) -> None:
     run = str(tmp_path)
-    ledger.park(run, "x", "manual")
+    parking.park(run, "x", "manual")
     outcomes: list[str] = []
 
     def decide(verb: str) -> None:
         try:
             done = (
-                ledger.approve(run, "x", "a") if verb == "approve" else ledger.reject(run, "x", "b")
+                parking.approve(run, "x", "a")
+                if verb == "approve"
+                else parking.reject(run, "x", "b")
             )
             outcomes.append(f"{verb}:{done}")
         except SwarmforgeError:
@@ -134,22 +136,22 @@ def test_concurrent_decisions_on_one_task_record_exactly_one(tmp_path: Path) -> 
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(ledger.approved(run)) + len(ledger.rejected(run)) == 1
+    assert len(parking.approved(run)) + len(parking.rejected(run)) == 1
     assert sum(o.endswith(":True") for o in outcomes) == 1
 
 
 def test_the_line_reader_reports_torn_tails_and_where_valid_data_ends() -> None:
     adapter = TypeAdapter(dict[str, int])
-    records, warnings, end = ledger.parse_lines("f", b'{"a":1}\n{"a":2}\n{"a"', adapter)
+    records, warnings, end = jsonl.parse_lines("f", b'{"a":1}\n{"a":2}\n{"a"', adapter)
     assert records == [{"a": 1}, {"a": 2}] and end == 16
     assert warnings == ["f, line 3: torn last line (no newline), skipped"]
-    records, warnings, end = ledger.parse_lines("f", b'{"a":1}\n{"a":"x"}\n', adapter)
+    records, warnings, end = jsonl.parse_lines("f", b'{"a":1}\n{"a":"x"}\n', adapter)
     assert records == [{"a": 1}] and end == 8 and "line 2: torn last line (a:" in warnings[0]
-    assert ledger.parse_lines("f", b"", adapter) == ([], [], 0)
+    assert jsonl.parse_lines("f", b"", adapter) == ([], [], 0)
     with pytest.raises(CorruptFile, match="f, line 1: "):
-        ledger.parse_lines("f", b'{"a":"x"}\n{"a":1}\n', adapter)
+        jsonl.parse_lines("f", b'{"a":"x"}\n{"a":1}\n', adapter)
 
 
 def test_stamps_are_iso_utc_with_milliseconds() -> None:
-    assert ledger.utc_stamp(1781532331.1239) == "2026-06-15T14:05:31.123Z"
-    assert ledger.utc_stamp(0) == "1970-01-01T00:00:00.000Z"
+    assert fields.utc_stamp(1781532331.1239) == "2026-06-15T14:05:31.123Z"
+    assert fields.utc_stamp(0) == "1970-01-01T00:00:00.000Z"

@@ -1,4 +1,4 @@
-"""Park classification: the precedence table, and what counts as true."""
+"""Parking rules: the precedence table, what counts as true, and what decisions mean."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from swarmforge.errors import CorruptFile
-from swarmforge.run.park import METADATA_KEYS, REASONS, park_reason
+from swarmforge.run.parking import METADATA_KEYS, REASONS, Decision, decisions, park_reason, waiting
 from swarmforge.run.spec import SubtaskSpec, TaskSpec
 from swarmforge.run.specfile import load_spec
 
@@ -86,3 +86,21 @@ def test_a_spec_refuses_a_park_key_that_is_not_a_boolean(tmp_path: Path) -> None
     with pytest.raises(CorruptFile) as caught:
         load_spec(str(path))
     assert caught.value.problem == "tasks[0].metadata: 'legal' must be true or false, not 'yes'"
+
+
+def test_an_approved_task_no_longer_waits() -> None:
+    tasks = [
+        TaskSpec(id="deploy", command=["x"], tier="T4"),
+        TaskSpec(id="audit", command=["x"], metadata={"legal": True}),
+        TaskSpec(id="build", command=["x"]),
+    ]
+    assert waiting(tasks, set()) == {"deploy": "tier-t4", "audit": "legal"}
+    assert waiting(tasks, {"deploy"}) == {"audit": "legal"}
+
+
+def test_decisions_concern_only_parked_tasks_and_a_rejection_wins() -> None:
+    statuses = {"a": "parked", "b": "parked", "c": "ready", "d": "parked"}
+    assert decisions(statuses, approved={"a", "b", "c"}, rejected={"b"}) == [
+        Decision("a", "approved"),
+        Decision("b", "rejected"),
+    ]

@@ -17,7 +17,7 @@ import tomli_w
 from swarmforge.handoff.notify import TmuxNotifier, project_socket
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
-from swarmforge.swarm import launcher, lifecycle, procs, runrecord
+from swarmforge.swarm import launcher, lifecycle, runrecord, tagging
 from swarmforge.swarm.config import load_config
 from tests.realagents import require_cli
 from tests.support import git, retry_until
@@ -280,13 +280,13 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     def daemons() -> list[psutil.Process]:
         return [
             p
-            for p in procs.tagged(str(repo), record.run_id)
+            for p in tagging.tagged(str(repo), record.run_id)
             if "app-server" in " ".join(p.cmdline())
         ]
 
     retry_until(lambda: daemons() != [], timeout=30)
     launcher.down(str(repo))
-    assert daemons() == [] and procs.tagged(str(repo)) == []
+    assert daemons() == [] and tagging.tagged(str(repo)) == []
 
 
 @pytest.mark.slow

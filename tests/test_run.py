@@ -487,7 +487,7 @@ def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Pa
 
 
 def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path) -> None:
-    from swarmforge.swarm import procs
+    from swarmforge.swarm import tagging
 
     (tmp_path / "spec.json").write_text(
         json.dumps({"goal": "term", "tasks": [{"id": "long", "command": ["sleep", "300"]}]})
@@ -501,10 +501,10 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    retry_until(lambda: [p for p in procs.tagged(str(tmp_path), rid) if p.name() == "sleep"])
+    retry_until(lambda: [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"])
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-    assert [p for p in procs.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
+    assert [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
     states, journal = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
     journal.close()
     assert states == {"long": "running"}, "an orphan: it runs again on the next resume"

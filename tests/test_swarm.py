@@ -20,7 +20,7 @@ from swarmforge.handoff import message, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.locks import is_held
-from swarmforge.swarm import procs, runner, runrecord
+from swarmforge.swarm import runner, runrecord, tagging
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 
@@ -87,7 +87,7 @@ def completed(record: runrecord.RunRecord, role: str) -> list[Path]:
 
 
 def nothing_left(root: Path) -> None:
-    assert procs.tagged(str(root)) == []
+    assert tagging.tagged(str(root)) == []
     assert not is_held(os.path.join(root, runner.LOCK))
     assert not is_held(Paths(str(root)).lock)
     assert not os.path.exists(os.path.join(root, runner.PID))
@@ -323,14 +323,14 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
     record = runrecord.load(str(repo))
     assert record is not None
     kick(record, "web", "someone")
-    retry_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in procs.tagged(str(repo))))
+    retry_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in tagging.tagged(str(repo))))
     assert sf("down", cwd=repo).returncode == 0
     assert not [
         p
         for p in psutil.process_iter(["cmdline"])
         if p.info["cmdline"] == ["sleep", "300"]
-        and procs.is_alive(p.pid)
-        and p.environ().get(procs.PROJECT_TAG) == os.path.realpath(repo)
+        and tagging.is_alive(p.pid)
+        and p.environ().get(tagging.PROJECT_TAG) == os.path.realpath(repo)
     ]
     nothing_left(repo)
 
@@ -346,9 +346,9 @@ def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path
     r = sf("up", "--backend", "headless", "--inhibit-sleep", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     record = runrecord.load(str(repo))
-    assert record is not None and procs.is_alive(record.inhibitor_pid)
+    assert record is not None and tagging.is_alive(record.inhibitor_pid)
     assert sf("down", cwd=repo).returncode == 0
-    assert not procs.is_alive(record.inhibitor_pid)
+    assert not tagging.is_alive(record.inhibitor_pid)
     nothing_left(repo)
 
 

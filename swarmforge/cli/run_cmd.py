@@ -185,15 +185,15 @@ def _tail(ns: argparse.Namespace) -> int:
 
 
 def _decide(ns: argparse.Namespace) -> int:
-    from swarmforge.run import ledger
+    from swarmforge.run import parking
 
     run_dir = _find_run(_root(ns), ns.run)
     who = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
     if ns.decision == "reject":
-        ledger.reject(run_dir, ns.task, who, ns.note)
+        parking.reject(run_dir, ns.task, who, ns.note)
         word = "rejected"
     else:
-        ledger.approve(run_dir, ns.task, who)
+        parking.approve(run_dir, ns.task, who)
         word = "approved; it runs when the run is resumed"
     if ns.json:
         print(json.dumps({"run": os.path.basename(run_dir), "task": ns.task, "decision": word}))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -13,7 +12,7 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, logfile, project
+from swarmforge import fsutil, logfile, proc, project
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.daemon import SWEEP_SECONDS, Daemon, Paths
@@ -146,22 +145,9 @@ def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None)
     """Start `argv` in the background, detached; its pid."""
     log = logfile.open_log(paths.log)
     try:
-        # The shell puts the daemon in the background, prints its pid and exits at
-        # once: the daemon is adopted by init, never a zombie of this process, and
-        # holds none of the caller's stdin, stdout or stderr (its output goes to the log).
-        shell = subprocess.run(
-            ["/bin/sh", "-c", 'exec "$@" >&2 &\necho "$!"', "sh", *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            start_new_session=True,
-            cwd=root,
-            check=True,
-            env={**os.environ, **(env or {})},
-        )
+        return proc.detach(argv, cwd=root, extra=env, log=log)  # its output goes to the log
     finally:
         os.close(log)
-    return int(shell.stdout)
 
 
 def _wait_gone(paths: Paths, seconds: float) -> bool:

@@ -26,7 +26,7 @@ from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.script import Script, check_roles, load_script
 from swarmforge.swarm import agentconf, launcher
 from swarmforge.swarm.config import SWARMFORGE_DIR, load_config
-from swarmforge.swarm.spec import EXEC, SwarmConfig
+from swarmforge.swarm.roster import EXEC, SwarmConfig
 
 Progress = Callable[[str], None]
 API_KEY = "sk-rehearsal-0000000000000000000000000000"

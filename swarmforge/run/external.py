@@ -2,38 +2,60 @@
 
 A background worker is a detached process: it has ended when its report is
 published, and died if its process is gone without one. A role task has ended
-when the role has completed the handoff it was given.
+when the role has completed the handoff it was given. This module only looks;
+the orchestrator completes what it reports.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.run import roletask, worker
-
-if TYPE_CHECKING:
-    from swarmforge.run.orchestrator import Orchestrator
+from swarmforge.run.levels import Flight
 
 
-def poll(orch: Orchestrator) -> None:
-    """Complete every started background or role task that has ended."""
-    if not orch.outside:
-        return
-    from swarmforge.swarm.procs import is_alive
+class Ended(NamedTuple):
+    """A task whose worker has ended, and how: its outcome, or the error that ended it."""
 
-    for flight in list(orch.outside.values()):
+    flight: Flight
+    result: worker.Outcome | BaseException
+
+
+def ended(flights: Iterable[Flight], reports: str, root: str) -> list[Ended]:
+    """The started background and role tasks among `flights` that have ended."""
+    found = []
+    for flight in flights:
         if not flight.launched:
             continue
         if flight.kind == "background":
-            outcome = worker.finished(orch.reports, flight.task_id)
-            if outcome is not None:
-                orch.complete(flight, outcome)
-            elif not is_alive(flight.pid) and worker.finished(orch.reports, flight.task_id) is None:
-                orch.complete(flight, SwarmforgeError("the background worker died"))
+            result = _background_end(flight, reports)
         elif flight.kind == "role" and flight.role and flight.handoff:
-            entry = roletask.role_entry(orch.root, flight.role, flight.task_id)
-            found = roletask.where(entry, flight.handoff)
-            if found and found[0] == "completed":
-                ok = roletask.outcome(found[1])
-                orch.complete(flight, worker.Outcome(flight.task_id, ok, None, found[1]))
+            result = _role_end(flight, flight.role, flight.handoff, root)
+        else:
+            result = None
+        if result is not None:
+            found.append(Ended(flight, result))
+    return found
+
+
+def _background_end(flight: Flight, reports: str) -> worker.Outcome | BaseException | None:
+    from swarmforge.swarm.tagging import is_alive
+
+    outcome = worker.finished(reports, flight.task_id)
+    if outcome is not None:
+        return outcome
+    # Looked for again once the process is seen gone: it may have published just before.
+    if not is_alive(flight.pid) and worker.finished(reports, flight.task_id) is None:
+        return SwarmforgeError("the background worker died")
+    return None
+
+
+def _role_end(flight: Flight, role: str, handoff: str, root: str) -> worker.Outcome | None:
+    entry = roletask.role_entry(root, role, flight.task_id)
+    found = roletask.where(entry, handoff)
+    if found and found[0] == "completed":
+        ok = roletask.outcome(found[1])
+        return worker.Outcome(flight.task_id, ok, None, found[1])
+    return None

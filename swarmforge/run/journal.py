@@ -22,20 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.records import read_json_model
-from swarmforge.run.ledger import (
-    ParkReason,
-    Stamp,
-    TaskId,
-    append_to,
-    load_for_append,
-    read_lines,
-    utc_stamp,
-)
+from swarmforge.run.fields import Stamp, TaskId, utc_stamp
+from swarmforge.run.jsonl import append_to, load_for_append, read_lines
+from swarmforge.run.parking import ParkReason
+from swarmforge.run.taskgraph import Status
 
 EVENTS, CHECKPOINT = "events.jsonl", "checkpoint.json"
-
-Status = Literal["blocked", "ready", "running", "done", "failed", "parked"]
-STATUSES: tuple[Status, ...] = ("blocked", "ready", "running", "done", "failed", "parked")
 
 
 class _Event(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.run.queue import TaskQueue
 from swarmforge.run.spec import Ramp, SubtaskSpec, TaskSpec
+from swarmforge.run.taskgraph import TaskGraph
 
 MAX_DEPTH = 2  # orchestrator (0) -> lead (1) -> worker (2); a worker is a leaf
 
@@ -19,7 +19,7 @@ def subtasks_of(task: Task) -> list[SubtaskSpec]:
 
 
 class Level:
-    """A queue of sibling tasks with its own concurrency limit."""
+    """The task graph of sibling tasks with its own concurrency limit."""
 
     def __init__(
         self,
@@ -44,34 +44,34 @@ class Level:
         self.max = limit
         self.ramp = ramp
         self.limit = min(limit, ramp.initial) if ramp else limit
-        self.queue = TaskQueue([(t.id, tuple(t.dependsOn), t.id in parked) for t in tasks])
+        self.graph = TaskGraph([(t.id, tuple(t.dependsOn), t.id in parked) for t in tasks])
         self.running: set[str] = set()
 
     def startable(self) -> list[str]:
         """Ready tasks that fit under the concurrency limit now, in spec order."""
         room = self.limit - len(self.running)
-        return self.queue.first_ready(room)
+        return self.graph.first_ready(room)
 
     def start(self, task_id: str) -> None:
         """Mark a task running."""
-        self.queue.start(task_id)
+        self.graph.start(task_id)
         self.running.add(task_id)
 
     def finish(self, task_id: str, ok: bool) -> None:
         """Mark a running task done or failed, and ramp up after a success."""
-        self.queue.finish(task_id, ok)
+        self.graph.finish(task_id, ok)
         self.running.discard(task_id)
         if ok and self.ramp:
             self.limit = min(self.max, self.limit + self.ramp.step)
 
     def stuck(self) -> bool:
         """True when nothing here can move: no ready task and nothing running."""
-        return not self.queue.first_ready(1) and not self.running
+        return not self.graph.first_ready(1) and not self.running
 
     def lead_ok(self) -> bool | None:
         """For a finished child level: True if the lead is done, False if failed, None if
         some subtask still waits for a decision (parked)."""
-        states = set(self.queue.statuses().values())
+        states = set(self.graph.statuses().values())
         if "failed" in states:
             return False
         # Blocked behind a parked sibling, or parked itself: waiting for a human.

@@ -5,22 +5,22 @@ journaled `running` before its worker starts, and `done`/`failed` only after
 its report is written. A run resumed after a crash re-runs the tasks that were
 running (at-least-once) and never a task that ended.
 
-Events are written at once and made durable by a background group commit
-(`committer`). A plain command task starts as soon as its claim is written: a
-killed orchestrator cannot lose a written event, and a task whose claim a
-machine crash did lose is simply ready again, as an orphan would be. Whatever
-must not be repeated blindly waits for the disk: a dependent starts only once
-its dependencies' outcomes are durable, and background, role and isolated
-tasks only once their own claim is.
+Events are queued by the `recorder`, written at once and made durable by a
+background group commit (`committer`). A plain command task starts as soon as
+its claim is written: a killed orchestrator cannot lose a written event, and a
+task whose claim a machine crash did lose is simply ready again, as an orphan
+would be. Whatever must not be repeated blindly waits for the disk: a dependent
+starts only once its dependencies' outcomes are durable, and background, role
+and isolated tasks only once their own claim is.
 """
 
 from __future__ import annotations
 
 import os
-import queue as queues
-import threading
+import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from swarmforge.errors import CorruptFile
 from swarmforge.locks import FileLock
@@ -28,15 +28,17 @@ from swarmforge.ports import assign_ports
 from swarmforge.run import external, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
+from swarmforge.run.external import Ended
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
+from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Child, Spawner
-from swarmforge.run.spec import RunSpec, run_id
+from swarmforge.run.spec import RunSpec, flatten, run_id
 from swarmforge.run.summary import RunSummary, summary
 
 POLL = 0.05
 TASK_VAR = "SWARMFORGE_TASK"
-CHECKPOINT_EVERY = 1000
 Progress = Callable[[str], None]
+_T = TypeVar("_T")
 
 
 def runs_dir(root: str) -> str:
@@ -62,25 +64,52 @@ class Orchestrator:
         self.reports = os.path.join(self.dir, "reports")
         self.limit = max_concurrency or spec.maxConcurrency
         self.progress = progress or (lambda m: None)
-        self.lock = threading.Lock()
-        self.done: queues.Queue[tuple[Flight, worker.Outcome | BaseException]] = queues.Queue()
+        # Tasks that ended out of the loop's thread (worker threads, re-attached reports).
+        self.done: queue.Queue[Ended] = queue.Queue()
         self.flights: dict[str, Flight] = {}
         self.outside: dict[str, Flight] = {}  # the background and role ones among them
         self.levels: list[Level] = []
         self.children: dict[str, Level] = {}
-        self.since_checkpoint = 0
-        self.pending: list[tuple[str, dict[str, object]]] = []
         # Claimed tasks waiting for the journal to be durable up to a seq before they start.
         self.held: list[tuple[int, Flight]] = []
         self.env = {**os.environ, "SWARMFORGE_RUN_ID": self.run_id, "SWARMFORGE_PROJECT": self.root}
         self.ports = assign_ports(f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate)
+        # What `run` finds and opens under the run's lock.
+        self.resumed: dict[str, str] = {}  # every task's status as the journal left it
+        self.reported: set[str] = set()  # tasks with a report from an earlier life of the run
+        self._journal: jr.Journal | None = None
+        self._committer: Committer | None = None
+        self._spawner: Spawner | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._recorder: Recorder | None = None
+
+    @property
+    def journal(self) -> jr.Journal:
+        """The run's journal (open while `run` runs)."""
+        return _opened(self._journal)
+
+    @property
+    def committer(self) -> Committer:
+        """The group commit that makes the journal durable (while `run` runs)."""
+        return _opened(self._committer)
+
+    @property
+    def spawner(self) -> Spawner:
+        """What starts and reaps command tasks (while `run` runs)."""
+        return _opened(self._spawner)
+
+    @property
+    def recorder(self) -> Recorder:
+        """What takes the run's events to its journal (while `run` runs)."""
+        return _opened(self._recorder)
+
+    @property
+    def pool(self) -> ThreadPoolExecutor:
+        """The threads of isolated tasks (while `run` runs)."""
+        return _opened(self._pool)
 
     def _all(self) -> list[Task]:
-        tasks: list[Task] = []
-        for top in self.spec.tasks:
-            tasks.append(top)
-            tasks.extend(subtasks_of(top))
-        return tasks
+        return [task for _, task, _ in flatten(self.spec)]
 
     # -- checks before anything is journaled -------------------------------------------------
 
@@ -97,41 +126,15 @@ class Orchestrator:
     # -- journal ------------------------------------------------------------------------------
 
     def record(self, kind: str, **fields: object) -> None:
-        """Queue one event for the next `flush` (safe from worker threads)."""
-        with self.lock:
-            self.pending.append((kind, fields))
-
-    def flush(self) -> None:
-        """Write every queued event with one write, and have the committer make them durable.
-
-        Called before any side effect that depends on them: a task is journaled
-        running before its worker starts, and done before a dependent starts.
-        """
-        with self.lock:
-            if self.pending:
-                self.journal.write_many(self.pending)
-                self.committer.kick()
-                self.since_checkpoint += len(self.pending)
-                self.pending = []
-            if self.since_checkpoint >= CHECKPOINT_EVERY:
-                self._checkpoint()
+        """Queue one event for the next flush (safe from worker threads)."""
+        self.recorder.record(kind, **fields)
 
     def states(self) -> dict[str, str]:
         """Every task's status: those of live levels over what the journal said."""
         merged = dict(self.resumed)
         for level in self.levels:
-            merged.update(level.queue.statuses())
+            merged.update(level.graph.statuses())
         return merged
-
-    def _checkpoint(self) -> None:
-        # checkpoint.json must never be ahead of what the journal holds on disk.
-        self.committer.wait(self.journal.written_seq)
-        states = self.states()
-        parked = sorted(t for t, s in states.items() if s == "parked")
-        jr.write_checkpoint(self.dir, self.journal.next_seq, states, parked)
-        self.journal.write_many([("checkpoint", {"states": states, "parked": parked})])
-        self.committer.kick()
-        self.since_checkpoint = 0
 
     def state(self, level: Level, task_id: str, status: str, **extra: object) -> None:
         """Journal a task's new status."""
@@ -154,26 +157,78 @@ class Orchestrator:
             limit=self.limit,
             ramp=self.spec.ramp,
             parent=parent,
-            parked=parking.parked(self, tasks),
+            parked=self._park(tasks),
         )
         for task in tasks:
             if not self.journal.was_enqueued(task.id):
                 self.record(
-                    "task-enqueued", id=task.id, status=level.queue.status(task.id), parent=parent
+                    "task-enqueued", id=task.id, status=level.graph.status(task.id), parent=parent
                 )
-        known = {t.id: self.resumed[t.id] for t in tasks if t.id in self.resumed}
-        if known:
-            try:
-                level.queue.restore(known)
-            except ValueError as exc:
-                # Only a hand-edited checkpoint or journal can contradict the spec like this.
-                raise CorruptFile(
-                    os.path.join(self.dir, jr.CHECKPOINT), None, f"{exc} (with {jr.EVENTS})"
-                ) from None
+        self._restore(level)
         self.levels.append(level)
-        parking.decide(self, level)
-        reattach.orphans(self, level)
+        self._carry_out_decisions(level)
+        self._reattach(level)
         return level
+
+    def _restore(self, level: Level) -> None:
+        """Bring a new level's statuses up to what the journal said."""
+        known = {
+            task_id: self.resumed[task_id] for task_id in level.tasks if task_id in self.resumed
+        }
+        if not known:
+            return
+        try:
+            level.graph.restore(known)
+        except ValueError as exc:
+            # Only a hand-edited checkpoint or journal can contradict the spec like this.
+            raise CorruptFile(
+                os.path.join(self.dir, jr.CHECKPOINT), None, f"{exc} (with {jr.EVENTS})"
+            ) from None
+
+    def _park(self, tasks: Sequence[Task]) -> set[str]:
+        """The ids among `tasks` that wait for a decision; the new ones are parked and journaled."""
+        waiting = parking.waiting(tasks, parking.approved(self.dir))
+        known = parking.parked(self.dir)
+        for task_id, reason in waiting.items():
+            if task_id not in known:
+                parking.park(self.dir, task_id, reason)
+                self.record("task-parked", id=task_id, reason=reason)
+        return set(waiting)
+
+    def _carry_out_decisions(self, level: Level) -> None:
+        """Let run the parked tasks a human approved since, and fail the rejected ones."""
+        approved, rejected = parking.approved(self.dir), parking.rejected(self.dir)
+        for decision in parking.decisions(level.graph.statuses(), approved, rejected):
+            task_id = decision.task_id
+            if decision.verdict == "rejected":
+                level.graph.reject(task_id)
+                self.state(level, task_id, "failed", reason="rejected")
+            else:
+                level.graph.approve(task_id)
+                self.state(level, task_id, level.graph.status(task_id), reason="approved")
+
+    def _reattach(self, level: Level) -> None:
+        """Tasks journaled running whose worker is gone: wait for their worker, or run again."""
+        for task_id in level.graph.demote_running():
+            task = level.tasks[task_id]
+            match reattach.orphan(task, self.journal.events, self.reports, self.root):
+                case reattach.Rejoin() as rejoin:
+                    self._rejoin(level, task, rejoin)
+                case reattach.Rerun():
+                    self.state(level, task_id, "ready", reason="orphaned: will run again")
+
+    def _rejoin(self, level: Level, task: Task, rejoin: reattach.Rejoin) -> None:
+        if rejoin.redeliver and rejoin.handoff:
+            self._deliver(task, rejoin.handoff)
+        level.start(task.id)
+        flight = Flight(
+            level, task.id, rejoin.kind, rejoin.pid, rejoin.handoff, rejoin.role, launched=True
+        )
+        self.fly(flight)
+        if rejoin.outcome is not None:
+            self.done.put(Ended(flight, rejoin.outcome))
+        if rejoin.kind == "background":
+            self.progress(f"re-attached background task {task.id}")
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -190,12 +245,18 @@ class Orchestrator:
             self.state(level, task_id, "running", reason="lead")
             self.children[task_id] = self.level(subtasks_of(task), level.depth + 1, task_id)
         elif task.role:
-            name = roletask.handoff_name(task.role, self.journal.next_seq + len(self.pending))
+            name = roletask.handoff_name(task.role, self.recorder.next_seq)
             self.state(level, task_id, "running", reason=f"handoff:{name}")
             self.fly(Flight(level, task_id, "role", handoff=name, role=task.role))
         else:
             self.state(level, task_id, "running")
             self.fly(Flight(level, task_id, "background" if task.background else "pool"))
+
+    def _deliver(self, task: Task, handoff: str) -> None:
+        """Deliver a role task's handoff to its role."""
+        assert task.role is not None
+        entry = roletask.role_entry(self.root, task.role, task.id)
+        roletask.deliver(entry, handoff, self.run_id, task.id, self.text(task), self.root)
 
     def fly(self, flight: Flight) -> None:
         """Wait for the end of a claimed task."""
@@ -208,10 +269,7 @@ class Orchestrator:
         task = flight.level.tasks[flight.task_id]
         flight.launched = True
         if flight.kind == "role" and task.role and flight.handoff:
-            entry = roletask.role_entry(self.root, task.role, task.id)
-            roletask.deliver(
-                entry, flight.handoff, self.run_id, task.id, self.text(task), self.root
-            )
+            self._deliver(task, flight.handoff)
         elif flight.kind == "background" and task.command:
             env = {**self.env, TASK_VAR: task.id}
             flight.pid = worker.start_background(
@@ -228,7 +286,7 @@ class Orchestrator:
 
     def _report(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
         """Hand a worker thread's result to the loop (from that thread)."""
-        self.done.put((flight, result))
+        self.done.put(Ended(flight, result))
         self.spawner.wake()
 
     def _must_wait(self, flight: Flight) -> bool:
@@ -251,7 +309,7 @@ class Orchestrator:
         for flight in ready:
             self.launch(flight)
 
-    def _ended(self, child: Child) -> tuple[Flight, worker.Outcome]:
+    def _ended(self, child: Child) -> Ended:
         flight = child.key
         assert isinstance(flight, Flight)
         command = flight.level.tasks[flight.task_id].command
@@ -267,7 +325,7 @@ class Orchestrator:
             error=child.error,
             first=flight.task_id not in self.reported,
         )
-        return flight, outcome
+        return Ended(flight, outcome)
 
     def _isolated(self, task: Task, env: dict[str, str]) -> worker.Outcome:
         assert task.command is not None
@@ -321,47 +379,63 @@ class Orchestrator:
         """
         while True:
             self.committer.check()
-            claimed = []
-            for level in list(self.levels):
-                for task_id in level.startable():
-                    self.claim(level, task_id)
-                    claimed.append(task_id)
+            claimed = self._claim_startable()
             self._finish_leads()
-            self.flush()
-            written = self.journal.written_seq
-            for task_id in claimed:
-                flight = self.flights.get(task_id)
-                if flight is None:
-                    continue  # a lead: its subtasks are claimed next turn
-                if self._must_wait(flight):
-                    self.held.append((written, flight))
-                else:
-                    self.launch(flight)
-            self._release()
-            if self.held:
-                self.committer.kick(urgent=True)  # they wait for the disk, so skip the pause
+            self.recorder.flush()
+            self._start(claimed)
             if not claimed and not self.flights and not any(lv.startable() for lv in self.levels):
                 break
-            for child in self.spawner.wait(POLL):
-                self.complete(*self._ended(child))
-            while not self.done.empty():  # this thread is the only one that takes
-                self.complete(*self.done.get_nowait())
-            external.poll(self)
+            self._complete_ended()
+
+    def _claim_startable(self) -> list[str]:
+        """Claim every task that may start now; their ids."""
+        claimed = []
+        for level in list(self.levels):
+            for task_id in level.startable():
+                self.claim(level, task_id)
+                claimed.append(task_id)
+        return claimed
+
+    def _start(self, claimed: list[str]) -> None:
+        """Launch the just claimed tasks that need not wait for the disk; hold the others."""
+        written = self.journal.written_seq
+        for task_id in claimed:
+            flight = self.flights.get(task_id)
+            if flight is None:
+                continue  # a lead: its subtasks are claimed next turn
+            if self._must_wait(flight):
+                self.held.append((written, flight))
+            else:
+                self.launch(flight)
+        self._release()
+        if self.held:
+            self.committer.kick(urgent=True)  # they wait for the disk, so skip the pause
+
+    def _complete_ended(self) -> None:
+        """Complete the tasks that ended, waiting up to POLL for a command task to end."""
+        for child in self.spawner.wait(POLL):
+            self.complete(*self._ended(child))
+        while not self.done.empty():  # this thread is the only one that takes
+            self.complete(*self.done.get_nowait())
+        if self.outside:
+            for ended in external.ended(list(self.outside.values()), self.reports, self.root):
+                self.complete(*ended)
 
     def run(self) -> RunSummary:
         """Start or resume the run; returns when nothing can move any more."""
         self.preflight()
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
-            self.resumed, self.journal = jr.resume_states(self.dir, sole=True)
+            self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
             self.reported = report.reported_tasks(self.reports)
             try:
                 with (
-                    Spawner() as self.spawner,
-                    Committer(self.journal, self._durable) as self.committer,
+                    Spawner() as self._spawner,
+                    Committer(self.journal, self._durable) as self._committer,
                 ):
+                    self._recorder = Recorder(self.dir, self.journal, self.committer, self.states)
                     return self._run()
             finally:
                 self.journal.close()
@@ -376,14 +450,19 @@ class Orchestrator:
             self.record("run-resumed", runId=self.run_id)
         self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
         # Threads only for isolated tasks, whose worktrees take a while to make and remove.
-        with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self.pool:
+        with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self._pool:
             self.level(list(self.spec.tasks), 1, None)
-            self.flush()
+            self.recorder.flush()
             self.loop()
         result = summary(self.run_id, self.dir, self.spec.goal, self.states(), self.children)
         self.record("run-finished", counts=result.counts, ok=result.ok)
-        self.flush()
-        with self.lock:
-            self._checkpoint()
+        self.recorder.flush()
+        self.recorder.checkpoint()
         self.committer.wait(self.journal.written_seq)
         return result
+
+
+def _opened(thing: _T | None) -> _T:
+    """`thing`, which only an open run has."""
+    assert thing is not None, "the run is not open: only `run` opens it"
+    return thing

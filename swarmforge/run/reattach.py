@@ -1,24 +1,55 @@
-"""Resume: what to do with tasks the journal says were running when the orchestrator died.
+"""Resume: what becomes of a task the journal says was running when the orchestrator died.
 
 Command and lead tasks run again (at-least-once). A background worker outlives
 the orchestrator and is found again through its report file or its live pid;
-a role task through the handoff it was given.
+a role task through the handoff it was given (delivered again if it was lost).
+This module only looks; the orchestrator carries out what it decides.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from swarmforge.run import roletask, worker
-from swarmforge.run.levels import Flight, Level, Task
-
-if TYPE_CHECKING:
-    from swarmforge.run.orchestrator import Orchestrator
+from swarmforge.run.journal import Event
+from swarmforge.run.levels import Task
 
 
-def last(orch: Orchestrator, task_id: str, field: str) -> object:
+@dataclass(frozen=True)
+class Rerun:
+    """Run the orphan again: nothing of its last attempt can be waited for."""
+
+    task_id: str
+
+
+@dataclass(frozen=True)
+class Rejoin:
+    """Wait for the orphan's worker again instead of starting a second one."""
+
+    task_id: str
+    kind: Literal["background", "role"]
+    pid: int | None = None
+    outcome: worker.Outcome | None = None  # a background worker that ended unwatched
+    role: str | None = None
+    handoff: str | None = None
+    redeliver: bool = False  # the role's handoff is gone: deliver it again first
+
+
+def orphan(task: Task, events: Sequence[Event], reports: str, root: str) -> Rerun | Rejoin:
+    """What to do with `task`, journaled running (per `events`) when its orchestrator died."""
+    found = None
+    if task.background:
+        found = _background(task.id, events, reports)
+    if found is None and task.role:
+        found = _role(task.id, task.role, events, root)
+    return found or Rerun(task.id)
+
+
+def last(events: Sequence[Event], task_id: str, field: str) -> object:
     """The latest non-empty `field` of task `task_id`'s task-state events."""
-    for event in reversed(orch.journal.events):
+    for event in reversed(events):
         if event.kind == "task-state" and event.id == task_id:
             value = getattr(event, field, None)
             if value is not None:
@@ -26,45 +57,22 @@ def last(orch: Orchestrator, task_id: str, field: str) -> object:
     return None
 
 
-def orphans(orch: Orchestrator, level: Level) -> None:
-    """Tasks journaled running whose worker is gone: re-attach or run again."""
-    for task_id in level.queue.demote_running():
-        task = level.tasks[task_id]
-        if task.background and background(orch, level, task_id):
-            continue
-        if task.role and role(orch, level, task):
-            continue
-        orch.state(level, task_id, "ready", reason="orphaned: will run again")
+def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin | None:
+    """Found again through its report or its live worker."""
+    from swarmforge.swarm.tagging import is_alive
 
-
-def background(orch: Orchestrator, level: Level, task_id: str) -> bool:
-    """Find a background task again through its report or its live worker."""
-    from swarmforge.swarm.procs import is_alive
-
-    outcome = worker.finished(orch.reports, task_id)
-    pid = last(orch, task_id, "pid")
+    outcome = worker.finished(reports, task_id)
+    pid = last(events, task_id, "pid")
     if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
-        return False
-    level.start(task_id)
-    flight = Flight(
-        level, task_id, "background", pid=pid if isinstance(pid, int) else None, launched=True
-    )
-    orch.fly(flight)
-    if outcome is not None:
-        orch.done.put((flight, outcome))
-    orch.progress(f"re-attached background task {task_id}")
-    return True
+        return None
+    return Rejoin(task_id, "background", pid=pid if isinstance(pid, int) else None, outcome=outcome)
 
 
-def role(orch: Orchestrator, level: Level, task: Task) -> bool:
-    """Find a role task again through its handoff (delivered again if it was lost)."""
-    reason = last(orch, task.id, "reason")
-    if not (isinstance(reason, str) and reason.startswith("handoff:")) or not task.role:
-        return False
+def _role(task_id: str, role: str, events: Sequence[Event], root: str) -> Rejoin | None:
+    """Found again through the handoff its claim named."""
+    reason = last(events, task_id, "reason")
+    if not (isinstance(reason, str) and reason.startswith("handoff:")):
+        return None
     name = reason.removeprefix("handoff:")
-    entry = roletask.role_entry(orch.root, task.role, task.id)
-    if roletask.where(entry, name) is None:
-        roletask.deliver(entry, name, orch.run_id, task.id, orch.text(task), orch.root)
-    level.start(task.id)
-    orch.fly(Flight(level, task.id, "role", handoff=name, role=task.role, launched=True))
-    return True
+    lost = roletask.where(roletask.role_entry(root, role, task_id), name) is None
+    return Rejoin(task_id, "role", role=role, handoff=name, redeliver=lost)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.records import describe
-from swarmforge.run.ledger import Stamp, utc_stamp
+from swarmforge.run.fields import Stamp, utc_stamp
 
 TAIL = 64 * 1024
 STAGED, COMPLETE, FAILED = ".report.md", ".complete.md", ".failed.md"

@@ -10,13 +10,10 @@ finds its outcome again through the report file. Reports are written as
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 
-from swarmforge import fsutil
-from swarmforge.errors import SwarmforgeError
+from swarmforge import fsutil, proc
 from swarmforge.run import report
 
 # on_worktree(action, path, branch, rescued commit or None)
@@ -48,9 +45,7 @@ def run_command(
     """Run `argv` to completion and write its report."""
     code, out, err, error = None, b"", b"", None
     try:
-        done = subprocess.run(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
-        )
+        done = proc.output(argv, cwd=cwd, env=env)
         code, out, err = done.returncode, done.stdout, done.stderr
     except OSError as exc:
         error = exc
@@ -148,13 +143,16 @@ def start_background(
     cwd: str,
     env: dict[str, str],
     reports: str,
-    timeout: float = 15.0,
 ) -> int:
-    """Start a detached worker for `argv`; its pid once it runs."""
+    """Start a detached worker for `argv`; its pid.
+
+    The pid is the shell's `$!`, known at once: a worker that ends within
+    milliseconds has removed its pid file before anyone could read it.
+    """
     os.makedirs(reports, exist_ok=True)
     marker = pid_file(reports, task_id)
     if os.path.exists(marker):
-        os.unlink(marker)
+        os.unlink(marker)  # a killed earlier attempt's: the new worker writes its own
     wrapper = [
         sys.executable,
         "-m",
@@ -169,21 +167,7 @@ def start_background(
         "--",
         *argv,
     ]
-    # The shell backgrounds the worker and exits: init adopts it, so it outlives us.
-    subprocess.run(
-        ["/bin/sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1 &', "sh", *wrapper],
-        env=env,
-        start_new_session=True,
-        check=True,
-    )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with open(marker, encoding="ascii") as f:
-                return int(f.read().strip())
-        except (FileNotFoundError, ValueError):
-            time.sleep(0.01)
-    raise SwarmforgeError(f"The background worker of task {task_id} did not start.")
+    return proc.detach(wrapper, env=env)  # adopted by init: it outlives us
 
 
 def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:

@@ -22,7 +22,7 @@ from swarmforge.swarm import claudeconf, codexconf
 from swarmforge.swarm.agentfile import Blocker, Env, home_dir, read, trust_key
 from swarmforge.swarm.claudeconf import KEY_SUFFIX, claude_config_path
 from swarmforge.swarm.codexconf import LOCAL_PROVIDERS, Provider, codex_config_path, codex_home
-from swarmforge.swarm.spec import SwarmConfig
+from swarmforge.swarm.roster import SwarmConfig
 
 __all__ = [
     "AGENTS",

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from swarmforge.cli.helpers import SCRIPTS
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm.spec import RoleSpec
+from swarmforge.swarm.roster import RoleSpec
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
 HEADLESS_AGENTS = ("claude", "codex")  # the agents with a non-interactive mode the loop drives

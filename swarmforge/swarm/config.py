@@ -32,7 +32,7 @@ import shlex
 from pydantic import ValidationError
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.swarm.spec import (
+from swarmforge.swarm.roster import (
     CONFIG_FILE,
     CONSTITUTION_FILE,
     EXEC,

@@ -26,7 +26,7 @@ from swarmforge.swarm import agentconf, runrecord
 from swarmforge.swarm.agents import find_executable
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
 from swarmforge.swarm.prompts import shipped_roles_dir
-from swarmforge.swarm.spec import RoleSpec, SwarmConfig
+from swarmforge.swarm.roster import RoleSpec, SwarmConfig
 
 Status = Literal["ok", "warn", "FAIL"]
 

@@ -10,7 +10,7 @@ import os
 
 import tomli_w
 
-from swarmforge.swarm.spec import SWARMFORGE_DIR, RoleSpec, SwarmConfig
+from swarmforge.swarm.roster import SWARMFORGE_DIR, RoleSpec, SwarmConfig
 
 REHEARSAL_FILE = os.path.join(SWARMFORGE_DIR, "rehearse.toml")
 REHEARSED = ("claude", "codex")

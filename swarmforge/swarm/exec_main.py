@@ -12,8 +12,8 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm import agents, layout, roles, runrecord
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.execrole import ExecRole, ItemCommand, printout_on_stdin
+from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
-from swarmforge.swarm.spec import SwarmConfig
 
 
 def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemCommand:

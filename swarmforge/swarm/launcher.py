@@ -8,21 +8,21 @@ tagged with its id, so `down` (and `gc`, after a killed runner) ends it all.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 
+from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
 from swarmforge.handoff import handoffd, notify
 from swarmforge.locks import is_held
-from swarmforge.swarm import layout, procs, roles, runner, runrecord, shims
+from swarmforge.swarm import layout, roles, runner, runrecord, shims, tagging
 from swarmforge.swarm.config import load_config
+from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RunRecord
 from swarmforge.swarm.settings import load_settings
-from swarmforge.swarm.spec import SwarmConfig
 
 Progress = Callable[[str], None]
 STAGGER = {"tmux": 1.0, "headless": 0.0}
@@ -93,7 +93,7 @@ def up(
     layout.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)
     shims.write(root)
-    tag_env = procs.tags(run_id, root)
+    tag_env = tagging.tags(run_id, root)
     record.state = "running"
     runrecord.save(root, record)
     try:
@@ -173,26 +173,10 @@ def _start_tmux(
         progress(f"started tmux session {name}")
 
 
-def _spawn_detached(argv: list[str], cwd: str, env: dict[str, str], log: str) -> None:
-    with open(log, "ab") as out:
-        # The shell backgrounds the process and exits: init adopts it, so it is never
-        # a zombie of ours and holds none of the caller's stdin, stdout or stderr.
-        subprocess.run(
-            ["/bin/sh", "-c", 'exec "$@" &', "sh", *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            check=True,
-        )
-
-
 def _start_runner(root: str, tag_env: dict[str, str]) -> int:
-    env = {**os.environ, **tag_env}
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
-    _spawn_detached(argv, root, env, layout.log_file(root, "runner"))
+    with open(layout.log_file(root, "runner"), "ab") as log:
+        proc.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
     deadline = time.monotonic() + START_TIMEOUT
     pid_file = os.path.join(root, runner.PID)
     while time.monotonic() < deadline:
@@ -211,15 +195,7 @@ def _start_inhibitor(tag_env: dict[str, str]) -> int | None:
     argv = sleep_inhibitor_argv()
     if argv is None:
         return None
-    child = subprocess.Popen(
-        argv,
-        env={**os.environ, **tag_env},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    return child.pid
+    return proc.detach(argv, extra=tag_env)
 
 
 def _purge(
@@ -254,15 +230,15 @@ def stop_processes(root: str, record: RunRecord | None) -> list[int]:
     if record is not None:
         pid_file = os.path.join(root, runner.PID)
         if record.runner_pid and is_held(os.path.join(root, runner.LOCK)):
-            ended += procs.terminate_tree(record.runner_pid)
+            ended += tagging.terminate_tree(record.runner_pid)
         from swarmforge.swarm.tmux import Tmux
 
         if record.backend == "tmux" or Tmux(notify.project_socket(root)).server_running():
             Tmux(notify.project_socket(root)).kill_server()
-        ended += procs.terminate(procs.tagged(root, record.run_id))
+        ended += tagging.terminate(tagging.tagged(root, record.run_id))
         if os.path.exists(pid_file) and not is_held(os.path.join(root, runner.LOCK)):
             os.unlink(pid_file)
-    ended += procs.terminate(procs.tagged(root))
+    ended += tagging.terminate(tagging.tagged(root))
     return ended
 
 

@@ -9,9 +9,9 @@ from swarmforge import fsutil, proc, project
 from swarmforge.git import names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.ports import assign_ports
-from swarmforge.swarm import procs, shims
+from swarmforge.swarm import shims, tagging
+from swarmforge.swarm.roster import RoleSpec, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
-from swarmforge.swarm.spec import RoleSpec, SwarmConfig
 
 LOGS = os.path.join(".swarmforge", "logs")
 
@@ -89,7 +89,7 @@ def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
     path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
     return {
         **role.env,
-        **procs.tags(run_id, root),
+        **tagging.tags(run_id, root),
         "SWARMFORGE_ROLE": role.name,
         "PORT": str(role.port),
         "SWARMFORGE_PORT": str(role.port),

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from types import FrameType
 
+from swarmforge import proc
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
 from swarmforge.handoff.notify import project_socket
@@ -51,7 +51,7 @@ class Supervisor:
         self.env = layout.role_env(root, record.run_id, role)
         self.argv = roles.command(root, config, role, self.env, "tmux")
         self.policy = load_settings(root, config.names).role(name).restart
-        self.child: subprocess.Popen[bytes] | None = None
+        self.child: proc.Started | None = None
         self.stopping = False
         self.waker = Waker()
 
@@ -66,7 +66,7 @@ class Supervisor:
         """Start the agent and wait for it; its exit code (127 if it could not start)."""
         try:
             # The agent shares the pane's terminal and process group, as if typed there.
-            self.child = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env)
+            self.child = proc.start(self.argv, cwd=self.cwd, env=self.env)
         except OSError as exc:
             # Gone since `up` checked it: a failure to start, under the same restart policy.
             self.child = None

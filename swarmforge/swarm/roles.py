@@ -9,9 +9,9 @@ from swarmforge import fsutil, proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm import agents, layout, prompts, runrecord
 from swarmforge.swarm.config import CONSTITUTION_FILE, role_prompt_path
+from swarmforge.swarm.roster import MAIN_CHECKOUT, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
 from swarmforge.swarm.settings import load_settings
-from swarmforge.swarm.spec import MAIN_CHECKOUT, SwarmConfig
 
 
 def write_instructions(root: str, config: SwarmConfig) -> None:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import time
 from types import FrameType
 
-from swarmforge import fsutil, logfile
+from swarmforge import fsutil, logfile, proc
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
 from swarmforge.locks import FileLock
-from swarmforge.swarm import layout, lifecycle, procs, roles, runrecord
+from swarmforge.swarm import layout, lifecycle, roles, runrecord, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import Restart, load_settings
 
@@ -36,7 +35,7 @@ class Child:
         self, argv: list[str], cwd: str, env: dict[str, str], log: str, policy: Restart
     ) -> None:
         self.argv, self.cwd, self.env, self.log, self.policy = argv, cwd, env, log, policy
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: proc.Started | None = None
         self.restarts = 0
         self.next_start = 0.0
         self.finished = False  # exited, and its policy says it stays so
@@ -44,14 +43,14 @@ class Child:
     def start(self) -> int:
         """Start the process; its pid."""
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
+            self.proc = proc.start(
                 self.argv,
                 cwd=self.cwd,
                 env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                stdin=proc.DEVNULL,
+                stdout=out.fileno(),
+                stderr=proc.STDOUT,
+                session=True,
             )
         return self.proc.pid
 
@@ -128,7 +127,7 @@ def serve(root: str) -> None:
         finally:
             # Every role at once: their shutdowns overlap instead of adding up.
             started = [c.proc.pid for c in children.values() if c.proc is not None]
-            ended = procs.terminate([p for pid in started for p in procs.tree(pid)])
+            ended = tagging.terminate([p for pid in started for p in tagging.tree(pid)])
             for child in children.values():
                 if child.proc is not None:
                     child.proc.poll()

@@ -27,8 +27,8 @@ from swarmforge.swarm.prompts import (
     shipped_packs_dir,
     shipped_roles_dir,
 )
+from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.settings import settings_path
-from swarmforge.swarm.spec import SwarmConfig
 
 DEFAULT_PACK = "two-pack"
 PACK_CONFIG = "swarmforge.conf"

@@ -13,7 +13,7 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import launcher, lifecycle, procs, runrecord
+from swarmforge.swarm import launcher, lifecycle, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 
@@ -182,13 +182,13 @@ def _alive(root: str, record: RunRecord, role: RoleRecord, life: AgentLife | Non
     if life is not None and life.state == "exited":
         return False
     if life is not None and record.backend == "tmux":
-        return procs.is_alive(life.pid)
+        return tagging.is_alive(life.pid)
     if record.backend == "headless":
-        return procs.is_alive(role.pid)
+        return tagging.is_alive(role.pid)
     from swarmforge.swarm.tmux import Tmux
 
     tmux = Tmux(project_socket(root))
-    return procs.is_alive(tmux.pane_pid(role.session))
+    return tagging.is_alive(tmux.pane_pid(role.session))
 
 
 def _process(life: AgentLife | None, alive: bool) -> Process:

@@ -1,55 +1,27 @@
-"""Append-only JSONL files of a run: the shared line reader and appender, and the park ledgers.
+"""Append-only JSON-lines files: reading them, and appending whole lines durably.
 
 A line is committed by one write(2) of the whole line, newline included, then fsync.
 So a crash can only leave the last line torn: it is skipped with a warning, and cut
 off before the next append. A bad line anywhere else is corruption and is refused.
-
-The park ledgers are `t4-parked.jsonl`, `approvals.jsonl` and `rejections.jsonl`.
-A decision needs a parked task; a rejection is final; repeating a decision is a no-op.
+The journal and the park ledgers are such files.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import time
 from collections.abc import Callable
-from typing import Annotated, Literal, TypeVar, get_args
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.locks import Exclusive, ExclusiveFd
+from swarmforge.locks import ExclusiveFd
 from swarmforge.records import describe
 
 T = TypeVar("T")
 Check = Callable[[T, int], "str | None"]
-
-PARKED, APPROVALS, REJECTIONS = "t4-parked.jsonl", "approvals.jsonl", "rejections.jsonl"
-LOCK = "ledger.lock"
-
-Stamp = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")]
-ParkReason = Literal["tier-t4", "irreversible", "legal", "security", "manual"]
-TaskId = Annotated[str, StringConstraints(min_length=1)]
-
-
-_second: tuple[int, str] = (-1, "")
-
-
-def utc_stamp(now: float | None = None) -> str:
-    """An ISO-8601 UTC instant with milliseconds (2026-06-15T14:05:31.123Z)."""
-    global _second
-    now = time.time() if now is None else now
-    whole = int(now // 1)
-    if _second[0] != whole:
-        # strftime costs more than the rest of a journal event; a run stamps thousands
-        # of events a second, so the seconds part is made once per second.
-        _second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
-    return f"{_second[1]}.{int(now % 1 * 1000):03d}Z"
-
-
-# -- the line reader and appender, shared with the journal ------------------------------------
 
 
 def parse_lines(
@@ -174,110 +146,3 @@ def _append(fd: int, path: str, data: bytes, size: int, durable: bool) -> None:
         raise SwarmforgeError(f"{path}: only {written} of {len(data)} bytes could be written.")
     if durable:
         os.fsync(fd)
-
-
-# -- the park ledgers --------------------------------------------------------------------------
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    id: TaskId
-    ts: Stamp
-
-
-class Parked(_Entry):
-    """A task held until a human approves it."""
-
-    reason: ParkReason
-
-
-class Approval(_Entry):
-    """A parked task let run."""
-
-    by: str
-
-
-class Rejection(_Entry):
-    """A parked task refused for good."""
-
-    by: str
-    note: str | None = None
-
-
-E = TypeVar("E", bound=_Entry)
-_PARKED, _APPROVALS, _REJECTIONS = (
-    TypeAdapter(Parked),
-    TypeAdapter(Approval),
-    TypeAdapter(Rejection),
-)
-
-
-def parked(run_dir: str) -> dict[str, str]:
-    """Every parked task of the run, with the reason it was parked."""
-    found: dict[str, str] = {}
-    for entry in read_lines(os.path.join(run_dir, PARKED), _PARKED)[0]:
-        found.setdefault(entry.id, entry.reason)
-    return found
-
-
-def approved(run_dir: str) -> set[str]:
-    """The approved tasks of the run (a rejection, being final, outweighs an approval)."""
-    return _ids(os.path.join(run_dir, APPROVALS), _APPROVALS) - rejected(run_dir)
-
-
-def rejected(run_dir: str) -> set[str]:
-    """The rejected tasks of the run."""
-    return _ids(os.path.join(run_dir, REJECTIONS), _REJECTIONS)
-
-
-def park(run_dir: str, task_id: str, reason: str) -> bool:
-    """Record that `task_id` is parked for `reason`; False if it already was."""
-    if reason not in get_args(ParkReason):
-        raise SwarmforgeError(f"Cannot park task {task_id}: unknown reason '{reason}'.")
-    entry = _PARKED.validate_python({"id": task_id, "ts": utc_stamp(), "reason": reason})
-    with _locked(run_dir):
-        return _append_once(os.path.join(run_dir, PARKED), _PARKED, entry)
-
-
-def approve(run_dir: str, task_id: str, by: str) -> bool:
-    """Let parked task `task_id` run; False if it was already approved."""
-    entry = Approval(id=task_id, ts=utc_stamp(), by=by)
-    with _locked(run_dir):
-        _decidable(run_dir, task_id, "approve", rejected(run_dir), "rejected")
-        return _append_once(os.path.join(run_dir, APPROVALS), _APPROVALS, entry)
-
-
-def reject(run_dir: str, task_id: str, by: str, note: str | None = None) -> bool:
-    """Refuse parked task `task_id` for good; False if it was already rejected."""
-    entry = Rejection(id=task_id, ts=utc_stamp(), by=by, note=note)
-    with _locked(run_dir):
-        _decidable(run_dir, task_id, "reject", approved(run_dir), "approved")
-        return _append_once(os.path.join(run_dir, REJECTIONS), _REJECTIONS, entry)
-
-
-def _ids(path: str, adapter: TypeAdapter[E]) -> set[str]:
-    return {entry.id for entry in read_lines(path, adapter)[0]}
-
-
-def _decidable(run_dir: str, task_id: str, verb: str, other: set[str], done: str) -> None:
-    run = os.path.basename(os.path.normpath(run_dir))
-    if task_id not in parked(run_dir):
-        raise SwarmforgeError(f"Run {run}: cannot {verb} task {task_id}: it is not parked.")
-    if task_id in other:
-        raise SwarmforgeError(f"Run {run}: cannot {verb} task {task_id}: it was already {done}.")
-
-
-def _append_once(path: str, adapter: TypeAdapter[E], entry: E) -> bool:
-    entries, _, size = load_for_append(path, adapter)
-    if any(e.id == entry.id for e in entries):
-        return False
-    append_line(path, entry.model_dump_json().encode() + b"\n", size)
-    return True
-
-
-def _locked(run_dir: str) -> Exclusive:
-    """Serialise the read-check-append of decisions; a dead holder's lock dies with it."""
-    if not os.path.isdir(run_dir):
-        raise SwarmforgeError(f"No run at {run_dir}.")
-    return Exclusive(os.path.join(run_dir, LOCK))

@@ -1,4 +1,5 @@
-"""The roles of a swarm as swarmforge.conf declares them: validated pydantic models."""
+"""The roster of a swarm: the roles swarmforge.conf declares, as validated pydantic models,
+and where a swarm's files live in the project."""
 
 from __future__ import annotations
 

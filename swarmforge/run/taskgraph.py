@@ -1,4 +1,5 @@
-"""The dependency-gated queue of one level of a run: pure bookkeeping of task statuses, no I/O.
+"""The task graph of one level of a run: each task's status, the dependency edges that gate
+it, and the only moves between statuses. Pure bookkeeping, no I/O.
 
 A task is ready only when every task it depends on is done; `failed` never satisfies an
 edge, so whatever depends on a failed task stays blocked. done and failed are final.
@@ -13,14 +14,16 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping
+from typing import Literal, get_args
 
-STATUSES = ("blocked", "ready", "running", "done", "failed", "parked")
+Status = Literal["blocked", "ready", "running", "done", "failed", "parked"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 TERMINAL = frozenset({"done", "failed"})
 # A task with one of these statuses has, by construction, every dependency done.
 _GATED = frozenset({"ready", "running", "done"})
 
 
-class TaskQueue:
+class TaskGraph:
     """The statuses of sibling tasks and the only moves between them.
 
     Unknown task ids raise KeyError; a move the status does not allow raises ValueError.
@@ -73,7 +76,7 @@ class TaskQueue:
 
     def counts(self) -> dict[str, int]:
         """How many tasks have each status (every status, zeros included)."""
-        counts = dict.fromkeys(STATUSES, 0)
+        counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
         for status in self._status.values():
             counts[status] += 1
         return counts

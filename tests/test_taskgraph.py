@@ -1,4 +1,4 @@
-"""The dependency-gated task queue: statuses, moves, resume, and its invariants."""
+"""The task graph of a level: statuses, dependency gates, moves, resume, and its invariants."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmforge.run.queue import STATUSES, TERMINAL, TaskQueue
+from swarmforge.run.taskgraph import STATUSES, TERMINAL, TaskGraph
 
 Entry = tuple[str, tuple[str, ...], bool]
 
@@ -21,11 +21,11 @@ PIPELINE: list[Entry] = [
 ]
 
 
-def pipeline() -> TaskQueue:
-    return TaskQueue(PIPELINE)
+def pipeline() -> TaskGraph:
+    return TaskGraph(PIPELINE)
 
 
-def run(queue: TaskQueue, task_id: str, ok: bool = True) -> None:
+def run(queue: TaskGraph, task_id: str, ok: bool = True) -> None:
     queue.start(task_id)
     queue.finish(task_id, ok)
 
@@ -52,7 +52,7 @@ def test_initial_statuses_follow_park_then_dependencies() -> None:
 
 
 def test_a_task_is_ready_only_when_every_dependency_is_done() -> None:
-    queue = TaskQueue([("a", (), False), ("b", (), False), ("c", ("a", "b"), False)])
+    queue = TaskGraph([("a", (), False), ("b", (), False), ("c", ("a", "b"), False)])
     run(queue, "a")
     assert queue.status("c") == "blocked"
     queue.start("b")
@@ -62,7 +62,7 @@ def test_a_task_is_ready_only_when_every_dependency_is_done() -> None:
 
 
 def test_failed_never_satisfies_an_edge() -> None:
-    queue = TaskQueue([("a", (), False), ("b", ("a",), False), ("c", ("b",), False)])
+    queue = TaskGraph([("a", (), False), ("b", ("a",), False), ("c", ("b",), False)])
     run(queue, "a", ok=False)
     assert queue.statuses() == {"a": "failed", "b": "blocked", "c": "blocked"}
     assert queue.finished()
@@ -102,12 +102,12 @@ def test_rejecting_fails_a_parked_task_for_good() -> None:
         queue.approve("deploy")
 
 
-MOVES: dict[str, Callable[[TaskQueue, str], None]] = {
-    "start": TaskQueue.start,
+MOVES: dict[str, Callable[[TaskGraph, str], None]] = {
+    "start": TaskGraph.start,
     "finish ok": lambda q, t: q.finish(t, True),
     "finish failed": lambda q, t: q.finish(t, False),
-    "approve": TaskQueue.approve,
-    "reject": TaskQueue.reject,
+    "approve": TaskGraph.approve,
+    "reject": TaskGraph.reject,
 }
 
 
@@ -167,7 +167,7 @@ def test_unknown_ids_are_key_errors() -> None:
 )
 def test_a_queue_refuses_an_impossible_graph(tasks: list[Entry], message: str) -> None:
     with pytest.raises(ValueError) as caught:
-        TaskQueue(tasks)
+        TaskGraph(tasks)
     assert str(caught.value) == message
 
 
@@ -247,7 +247,7 @@ def graphs(draw: st.DrawFn) -> list[Entry]:
     return tasks
 
 
-def check(queue: TaskQueue, before: dict[str, str]) -> None:
+def check(queue: TaskGraph, before: dict[str, str]) -> None:
     """The invariants that hold after every move."""
     now = queue.statuses()
     for task_id, status in now.items():
@@ -262,9 +262,9 @@ def check(queue: TaskQueue, before: dict[str, str]) -> None:
     assert queue.finished() == (not queue.ready() and "running" not in now.values())
 
 
-def resumed(queue: TaskQueue, tasks: list[Entry]) -> TaskQueue:
+def resumed(queue: TaskGraph, tasks: list[Entry]) -> TaskGraph:
     """What a restart makes of the queue: a fresh one, restored, its orphans demoted."""
-    fresh = TaskQueue(tasks)
+    fresh = TaskGraph(tasks)
     fresh.restore(queue.statuses())
     orphans = fresh.demote_running()
     expected = {t: "ready" if s == "running" else s for t, s in queue.statuses().items()}
@@ -277,7 +277,7 @@ KINDS = {"ready": ("start",), "running": ("finish",), "parked": ("approve", "rej
 MAX_CRASHES = 3
 
 
-def step(queue: TaskQueue, data: st.DataObject, crash: bool) -> str:
+def step(queue: TaskGraph, data: st.DataObject, crash: bool) -> str:
     """One random move (start, finish, decide a parked task) or a crash; returns its kind."""
     choices = [(kind, t) for t, s in queue.statuses().items() for kind in KINDS.get(s, ())]
     kind, task_id = data.draw(st.sampled_from([*choices, *([("crash", "")] if crash else [])]))
@@ -293,7 +293,7 @@ def step(queue: TaskQueue, data: st.DataObject, crash: bool) -> str:
 def test_random_runs_keep_the_gate_and_always_finish(
     tasks: list[Entry], data: st.DataObject
 ) -> None:
-    queue = TaskQueue(tasks)
+    queue = TaskGraph(tasks)
     check(queue, queue.statuses())
     crashes = moves = 0
     while not queue.finished() or "parked" in queue.statuses().values():
@@ -317,7 +317,7 @@ def test_random_runs_keep_the_gate_and_always_finish(
 def test_without_parks_a_run_ends_with_only_done_failed_or_blocked(
     tasks: list[Entry], outcomes: list[bool]
 ) -> None:
-    queue = TaskQueue([(t, d, False) for t, d, _ in tasks])
+    queue = TaskGraph([(t, d, False) for t, d, _ in tasks])
     while not queue.finished():
         for task_id in queue.ready():
             queue.start(task_id)

@@ -1,0 +1,71 @@
+"""The orchestrator's events on their way to the journal: queued from any thread, written
+together, made durable by the group commit, and checkpointed every so often.
+
+The orchestrator flushes before any side effect that depends on what it recorded: a task
+is journaled running before its worker starts, and done before a dependent starts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from swarmforge.run import journal as jr
+from swarmforge.run.committer import Committer
+
+CHECKPOINT_EVERY = 1000
+
+
+class Recorder:
+    """Queues the events of an open run and writes them to its journal in groups."""
+
+    def __init__(
+        self,
+        run_dir: str,
+        journal: jr.Journal,
+        committer: Committer,
+        states: Callable[[], dict[str, str]],
+    ) -> None:
+        self.dir = run_dir
+        self.journal = journal
+        self.committer = committer
+        self.states = states  # every task's status, for a checkpoint
+        self.lock = threading.Lock()
+        self.pending: list[tuple[str, dict[str, object]]] = []
+        self.since_checkpoint = 0
+
+    def record(self, kind: str, **fields: object) -> None:
+        """Queue one event for the next `flush` (safe from worker threads)."""
+        with self.lock:
+            self.pending.append((kind, fields))
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next queued event will get."""
+        return self.journal.next_seq + len(self.pending)
+
+    def flush(self) -> None:
+        """Write every queued event with one write, and have the committer make them durable."""
+        with self.lock:
+            if self.pending:
+                self.journal.write_many(self.pending)
+                self.committer.kick()
+                self.since_checkpoint += len(self.pending)
+                self.pending = []
+            if self.since_checkpoint >= CHECKPOINT_EVERY:
+                self._checkpoint()
+
+    def checkpoint(self) -> None:
+        """Write checkpoint.json and journal the checkpoint event."""
+        with self.lock:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        # checkpoint.json must never be ahead of what the journal holds on disk.
+        self.committer.wait(self.journal.written_seq)
+        states = self.states()
+        parked = sorted(t for t, s in states.items() if s == "parked")
+        jr.write_checkpoint(self.dir, self.journal.next_seq, states, parked)
+        self.journal.write_many([("checkpoint", {"states": states, "parked": parked})])
+        self.committer.kick()
+        self.since_checkpoint = 0

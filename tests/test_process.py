@@ -1,0 +1,233 @@
+"""The process module: its shapes, its environment policy end to end, and the host fallbacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swarmforge import host, proc
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import runrecord
+from tests.support import VENV_BIN, git, retry_until
+from tests.test_swarm import completed, kick, make_swarm
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def env_lines(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def test_the_policy_drops_what_git_itself_calls_repository_local() -> None:
+    listed = subprocess.run(
+        ["git", "rev-parse", "--local-env-vars"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert listed and set(listed) <= proc.LOCAL_GIT_VARS
+
+
+def test_environment_drops_local_variables_and_adds_the_callers() -> None:
+    made = proc.environment(
+        {"GIT_DIR": "/x", "GIT_INDEX_FILE": "/i", "GIT_AUTHOR_NAME": "a", "HOME": "/h"},
+        {"SWARMFORGE_RUN_ID": "r", "GIT_INDEX_FILE": "/scratch"},
+    )
+    assert made == {
+        "GIT_AUTHOR_NAME": "a",
+        "HOME": "/h",
+        "SWARMFORGE_RUN_ID": "r",
+        "GIT_INDEX_FILE": "/scratch",
+    }
+    # Made by the policy already: what the caller added on purpose stays.
+    assert proc.environment(made)["GIT_INDEX_FILE"] == "/scratch"
+
+
+def test_the_stdio_constants_are_the_subprocess_modules() -> None:
+    assert (proc.PIPE, proc.STDOUT, proc.DEVNULL) == (
+        subprocess.PIPE,
+        subprocess.STDOUT,
+        subprocess.DEVNULL,
+    )
+
+
+SHAPES = """
+import json, os, sys, time
+from swarmforge import proc
+out, log = sys.argv[1], sys.argv[2]
+seen = {"run": proc.run(["env"]).stdout.decode()}
+seen["output"] = proc.output(["env"], cwd=out, extra={"MARK": "output"}).stdout.decode()
+child = proc.start(["env"], cwd=out, stdout=proc.PIPE, extra={"MARK": "start"})
+seen["start"] = child.communicate()[0].decode()
+fd = os.open(log, os.O_WRONLY | os.O_CREAT, 0o600)
+script = "env; echo in-log >&2; exec sleep 30"
+pid = proc.detach(["sh", "-c", script], cwd=out, extra={"MARK": "detach"}, log=fd)
+os.close(fd)
+try:
+    os.waitpid(pid, os.WNOHANG)
+    seen["ours"] = True
+except ChildProcessError:
+    seen["ours"] = False
+seen["session"] = os.getsid(pid) != os.getsid(0)
+seen["pid"] = pid
+print(json.dumps(seen))
+"""
+
+
+def test_a_git_dir_in_the_parent_reaches_no_child_of_any_shape(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "GIT_DIR": "/bystander/.git", "GIT_WORK_TREE": "/bystander"}
+    env["GIT_AUTHOR_NAME"] = "kept"
+    log = tmp_path / "detached.log"
+    done = subprocess.run(
+        [sys.executable, "-c", SHAPES, str(tmp_path), str(log)],
+        cwd=REPO,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    try:
+        retry_until(lambda: "in-log" in log.read_text())
+        assert proc.exists(seen["pid"]), "the detached process outlived its starter"
+    finally:
+        os.kill(seen["pid"], signal.SIGKILL)
+    seen["detach"] = log.read_text()
+    assert seen["ours"] is False, "a detached process is adopted by init, not our child"
+    assert seen["session"] is True
+    for shape in ("run", "output", "start", "detach"):
+        got = env_lines(seen[shape])
+        assert "GIT_DIR" not in got and "GIT_WORK_TREE" not in got, shape
+        assert got["GIT_AUTHOR_NAME"] == "kept", shape
+        assert got.get("MARK", shape) == shape
+
+
+def test_start_and_output_raise_oserror_and_detach_a_named_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        proc.start(["no-such-program-here"], cwd=str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        proc.output(["true"], cwd=str(tmp_path / "gone"))
+    with pytest.raises(SwarmforgeError, match="Cannot start 'true'"):
+        proc.detach(["true"], cwd=str(tmp_path / "gone"))
+    with pytest.raises(SwarmforgeError, match="Cannot run 'true'"):
+        proc.run_in(["true"], cwd=str(tmp_path / "gone"), env={})
+
+
+def test_run_in_feeds_input_and_sends_both_streams_to_one_descriptor(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    with log.open("wb") as f:
+        code = proc.run_in(
+            ["sh", "-c", "cat; echo err >&2; exit 4"],
+            cwd=str(tmp_path),
+            env={"PATH": "/usr/bin:/bin"},
+            input=b"in\n",
+            output=f.fileno(),
+        )
+    assert code == 4 and log.read_bytes() == b"in\nerr\n"
+
+
+def test_a_started_child_can_be_signalled_and_waited_for(tmp_path: Path) -> None:
+    child = proc.start(["sleep", "30"], cwd=str(tmp_path), session=True)
+    assert os.getsid(child.pid) == child.pid
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=10) == -signal.SIGTERM
+
+
+def test_the_host_fallbacks_agree_with_the_native_ways() -> None:
+    for native in (True, False):
+        if native and not host.HAS_PIPE2:
+            continue
+        r, w = host.pipe(native=native)
+        try:
+            assert not os.get_blocking(r) and not os.get_blocking(w)
+            assert not os.get_inheritable(r) and not os.get_inheritable(w)
+            os.write(w, b"x")
+            assert os.read(r, 10) == b"x"
+            with pytest.raises(BlockingIOError):
+                os.read(r, 10)
+        finally:
+            os.close(r)
+            os.close(w)
+    if host.HAS_PROC_FDS:
+        assert host.open_descriptors(native=True) == host.open_descriptors(native=False)
+    before = host.open_descriptors(native=False)
+    extra = os.dup(0)
+    try:
+        assert host.open_descriptors(native=False) == before + 1
+    finally:
+        os.close(extra)
+    peak = host.peak_rss()
+    assert peak >= 10 * 2**20  # an interpreter with pytest loaded holds more than 10 MiB
+    # Every system but macOS counts KiB; macOS counts bytes.
+    assert host.peak_rss(system="darwin") * 1024 in (peak, host.peak_rss())
+
+
+def test_a_git_dir_in_the_parent_reaches_no_planned_run_task(repo: Path, tmp_path: Path) -> None:
+    bystander = tmp_path / "bystander"
+    bystander.mkdir()
+    git(bystander, "init", "-q")
+    out = tmp_path / "seen"
+    out.mkdir()
+
+    def dump(name: str) -> list[str]:
+        return ["sh", "-c", f"env > {out / name}.env"]
+
+    (repo / "spec.json").write_text(
+        json.dumps(
+            {
+                "goal": "env",
+                "tasks": [
+                    {"id": "pool", "command": dump("pool")},
+                    {"id": "iso", "command": dump("iso"), "isolate": True},
+                    {"id": "bg", "command": dump("bg"), "background": True},
+                ],
+            }
+        )
+    )
+    env = {
+        "PATH": f"{VENV_BIN}:/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "GIT_DIR": str(bystander / ".git"),
+        "GIT_INDEX_FILE": str(bystander / "index"),
+    }
+    done = subprocess.run(
+        [os.path.join(VENV_BIN, "swarmforge"), "run", "spec.json"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for name in ("pool", "iso", "bg"):
+        seen = env_lines((out / f"{name}.env").read_text())
+        assert "GIT_DIR" not in seen and "GIT_INDEX_FILE" not in seen, name
+        assert seen["SWARMFORGE_TASK"] == name
+    assert not (bystander / "index").exists()
+
+
+def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_path: Path) -> None:
+    make_swarm(repo, "window probe exec probe task sh -c 'env > probe.env'\n")
+    env = {
+        "PATH": f"{VENV_BIN}:/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "GIT_DIR": str(tmp_path / "elsewhere" / ".git"),
+    }
+    sf = [os.path.join(VENV_BIN, "swarmforge")]
+    up = subprocess.run([*sf, "up", "--backend", "headless"], cwd=repo, env=env, timeout=120)
+    assert up.returncode == 0
+    try:
+        record = runrecord.load(str(repo))
+        assert record is not None
+        kick(record, "probe", "someone")
+        retry_until(lambda: len(completed(record, "probe")) == 1, timeout=30)
+        role = record.role("probe")
+        assert role is not None
+        seen = env_lines((Path(role.path) / "probe.env").read_text())
+        assert "GIT_DIR" not in seen and seen["SWARMFORGE_RUN_ID"] == record.run_id
+    finally:
+        subprocess.run([*sf, "down"], cwd=repo, env=env, timeout=120)
