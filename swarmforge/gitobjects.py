@@ -7,6 +7,7 @@ pygit2 alone costs tens: the gate runs on every handoff, so it asks git.
 from __future__ import annotations
 
 from swarmforge import proc
+from swarmforge.layout import STATE_DIRS
 
 
 def _git(cwd: str, *args: str, input: bytes = b"") -> proc.Completed:
@@ -39,10 +40,6 @@ def resolve_commit(cwd: str, commit: str) -> tuple[str | None, str | None]:
     if kind != "commit":
         return None, f"Header 'commit' must resolve to a commit; '{commit}' resolves to '{kind}'."
     return oid[:10], None
-
-
-# swarmforge's own directories in a project: git-ignored, never committed.
-STATE_DIRS = (".swarmforge", ".worktrees")
 
 
 def state_dirs_in(cwd: str, commit: str) -> list[str]:

@@ -6,8 +6,8 @@ import os
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.layout import ROLES_TSV
 
-ROLES_TSV = os.path.join(".swarmforge", "roles.tsv")
 ROLES_LIMIT = 1024 * 1024  # a line per role: far more than any swarm has
 RECEIVE_MODES = ("task", "batch")
 BAD_ROLE_CHARS = frozenset("_/\\")

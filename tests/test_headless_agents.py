@@ -18,7 +18,7 @@ from swarmforge.handoff import gate, message
 from swarmforge.handoff.daemon import Daemon
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.notify import Notifier
-from swarmforge.swarm import agents, layout, prompts, roles, runrecord
+from swarmforge.swarm import agents, placement, prompts, roles, runrecord
 from swarmforge.swarm.agents import Invocation
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.exec_main import item_command
@@ -44,7 +44,7 @@ class Swarm:
     def __init__(self, root: Path, tools: Path) -> None:
         self.root = str(root)
         self.config: SwarmConfig = load_config(self.root)
-        self.records = {r.name: r for r in layout.plan(self.root, self.config, "run1")}
+        self.records = {r.name: r for r in placement.plan(self.root, self.config, "run1")}
         self.env = {"PATH": str(tools)}
 
     def command(self, name: str, backend: str | None = None) -> list[str]:
@@ -312,8 +312,8 @@ def _real_agent_loop(repo: Path, agent: str, env: dict[str, str], log: Path) -> 
     (repo / "swarmforge" / "roles" / "coder.prompt").write_text("You write code.\n")
     root = str(repo)
     config = load_config(root)
-    (record,) = layout.plan(root, config, "run1")
-    layout.write_roles_tsv(root, config, [record])
+    (record,) = placement.plan(root, config, "run1")
+    placement.write_roles_tsv(root, config, [record])
     roles.write_instructions(root, config)
     # The user's request goes the whole way: send, delivery, then the loop takes it.
     gate.send(root, "coder", "Add a greeting.\nSay hello in README.")

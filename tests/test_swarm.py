@@ -19,8 +19,9 @@ from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message, notify
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import runner, runrecord, tagging
+from swarmforge.swarm import runrecord, tagging
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 
@@ -88,9 +89,9 @@ def completed(record: runrecord.RunRecord, role: str) -> list[Path]:
 
 def nothing_left(root: Path) -> None:
     assert tagging.tagged(str(root)) == []
-    assert not is_held(os.path.join(root, runner.LOCK))
+    assert not is_held(os.path.join(root, RUNNER_LOCK))
     assert not is_held(Paths(str(root)).lock)
-    assert not os.path.exists(os.path.join(root, runner.PID))
+    assert not os.path.exists(os.path.join(root, RUNNER_PID))
     assert not os.path.exists(Paths(str(root)).pid)
     assert not is_held(lock_path(str(root)))
     assert "prunable" not in git(root, "worktree", "list", "--porcelain")
@@ -175,7 +176,7 @@ def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: P
             kick(record, "alpha", "delta") if not completed(record, "alpha") else None
         time.sleep(rng.uniform(0.0, 0.4))
         os.kill(record.runner_pid, signal.SIGKILL)
-        retry_until(lambda: not is_held(os.path.join(repo, runner.LOCK)))
+        retry_until(lambda: not is_held(os.path.join(repo, RUNNER_LOCK)))
     report = json.loads(sf("gc", "--json", cwd=repo).stdout)
     assert report["live"] is False
     nothing_left(repo)

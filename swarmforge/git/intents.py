@@ -19,11 +19,9 @@ from swarmforge.errors import CorruptFile
 from swarmforge.fsutil import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import run
-from swarmforge.git.lock import STATE_DIR
 from swarmforge.git.names import component_problem
-from swarmforge.git.project import WORKTREES_DIR
+from swarmforge.layout import INTENTS_DIR, WORKTREES_DIR
 
-INTENTS_DIR = os.path.join(STATE_DIR, "worktrees")
 SUFFIX = ".intent"
 
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import os
 
+from swarmforge.layout import GIT_LOCK
 from swarmforge.locks import Exclusive
-
-STATE_DIR = ".swarmforge"
-LOCK_NAME = "git.lock"
 
 
 def lock_path(root: str) -> str:
     """The lock file of the project at `root`."""
-    return os.path.join(root, STATE_DIR, LOCK_NAME)
+    return os.path.join(root, GIT_LOCK)
 
 
 def git_lock(root: str) -> Exclusive:

@@ -6,10 +6,7 @@ import os
 from datetime import UTC, datetime
 
 from swarmforge.fsutil import move_noreplace
-from swarmforge.git.lock import STATE_DIR
-
-HANDOFFS = os.path.join(STATE_DIR, "handoffs")
-ORPHANED_DIR = os.path.join(STATE_DIR, "orphaned-mailboxes")
+from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
 
 
 def _holds_files(directory: str) -> bool:
@@ -28,7 +25,7 @@ def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
     mailbox = os.path.join(worktree, HANDOFFS)
     if not os.path.isdir(mailbox) or not _holds_files(mailbox):
         return None
-    parent = os.path.join(root, ORPHANED_DIR)
+    parent = os.path.join(root, ORPHANED_MAILBOXES)
     os.makedirs(parent, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = os.path.join(parent, f"{name}-{stamp}")

@@ -8,10 +8,10 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.fsutil import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import FALLBACK_IDENTITY, git
-from swarmforge.git.lock import STATE_DIR, git_lock
+from swarmforge.git.lock import git_lock
+from swarmforge.layout import STATE_DIRS
 
-WORKTREES_DIR = ".worktrees"
-EXCLUDED = (f"{STATE_DIR}/", f"{WORKTREES_DIR}/")
+EXCLUDED = tuple(f"{name}/" for name in STATE_DIRS)
 
 
 def main_checkout(root: str) -> repo.Checkout:

@@ -17,8 +17,9 @@ from swarmforge.git.command import git, run
 from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_component, check_refname, component_problem
 from swarmforge.git.orphans import keep_mailbox, restore_mailbox
-from swarmforge.git.project import WORKTREES_DIR, ensure_excludes_locked, find_project
+from swarmforge.git.project import ensure_excludes_locked, find_project
 from swarmforge.git.rescue import check_rescue_ref, is_dirty, rescue_locked
+from swarmforge.layout import WORKTREES_DIR
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.message import shown
 from swarmforge.handoff.notify import Notifier, WakeFailed
+from swarmforge.layout import DAEMON_DIR, ROLES_TSV
 
 RESCAN_SECONDS = 5.0
 SWEEP_SECONDS = 300.0
@@ -113,12 +114,12 @@ class Paths:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.dir = os.path.join(root, ".swarmforge", "daemon")
+        self.dir = os.path.join(root, DAEMON_DIR)
         self.pid = os.path.join(self.dir, "handoffd.pid")
         self.log = os.path.join(self.dir, "handoffd.log")
         self.stop = os.path.join(self.dir, "stop")
         self.lock = os.path.join(self.dir, "handoffd.lock")
-        self.roles = os.path.join(root, project.ROLES_TSV)
+        self.roles = os.path.join(root, ROLES_TSV)
 
 
 class Wakeups:

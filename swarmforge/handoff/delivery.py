@@ -17,7 +17,6 @@ from swarmforge.gitobjects import state_dirs_in
 from swarmforge.handoff import message
 from swarmforge.handoff.draft import HEX
 from swarmforge.handoff.mailbox import (
-    HANDOFFS,
     NAME_FORMAT,
     SUFFIX,
     Box,
@@ -26,6 +25,7 @@ from swarmforge.handoff.mailbox import (
     name_problem,
     utc_stamp,
 )
+from swarmforge.layout import HANDOFFS
 from swarmforge.project import RoleEntry
 
 # HELD: a recipient's mailbox is unsafe (UnsafeMailbox); the original stays in the outbox

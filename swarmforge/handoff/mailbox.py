@@ -12,8 +12,8 @@ import time
 from swarmforge import fsutil
 from swarmforge.errors import Refused
 from swarmforge.handoff import message
+from swarmforge.layout import HANDOFFS
 
-HANDOFFS = os.path.join(".swarmforge", "handoffs")
 SUFFIX = ".handoff"
 BATCH_PREFIX = "batch_"
 

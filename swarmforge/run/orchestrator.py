@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from swarmforge.errors import CorruptFile
+from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
 from swarmforge.run import external, parking, reattach, report, roletask, worker
@@ -43,7 +44,7 @@ _T = TypeVar("_T")
 
 def runs_dir(root: str) -> str:
     """Where the project's planned runs live."""
-    return os.path.join(root, ".swarmforge", "runs")
+    return os.path.join(root, RUNS_DIR)
 
 
 class Orchestrator:

@@ -9,6 +9,7 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import delivery, message, notify
 from swarmforge.handoff.draft import summary
 from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
+from swarmforge.layout import ROLES_TSV
 
 SENDER = "swarmforge"
 
@@ -22,7 +23,7 @@ def role_entry(root: str, role: str, task_id: str) -> project.RoleEntry:
     if role not in roles:
         raise SwarmforgeError(
             f"Task '{task_id}' is for role '{role}', which is not in "
-            f"{os.path.join(root, project.ROLES_TSV)}.",
+            f"{os.path.join(root, ROLES_TSV)}.",
             hint="Start the swarm with `swarmforge up` first.",
         )
     return roles[role]

@@ -11,8 +11,9 @@ from swarmforge.git import repo, worktrees
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
 from swarmforge.handoff.daemon import sweep as mailbox_sweep
+from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import launcher, runner, runrecord
+from swarmforge.swarm import launcher, runrecord
 
 
 def _stale_pid_files(root: str) -> list[str]:
@@ -24,7 +25,7 @@ def _stale_pid_files(root: str) -> list[str]:
     daemon = Paths(root)
     removed = []
     for pid_file, lock in (
-        (os.path.join(root, runner.PID), os.path.join(root, runner.LOCK)),
+        (os.path.join(root, RUNNER_PID), os.path.join(root, RUNNER_LOCK)),
         (daemon.pid, daemon.lock),
     ):
         if os.path.exists(pid_file) and not is_held(lock):

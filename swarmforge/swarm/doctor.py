@@ -21,6 +21,7 @@ from swarmforge import proc
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.daemon import Paths
+from swarmforge.layout import RUN_RECORD, STATE_DIRS
 from swarmforge.project import find_root, worktree_top
 from swarmforge.swarm import agentconf, runrecord
 from swarmforge.swarm.agents import find_executable
@@ -194,7 +195,6 @@ def check_repository(root: str) -> Check:
 
 
 # The project's own state: never content of the repository (a commit could then replace it).
-STATE_DIRS = (".swarmforge", ".worktrees")
 
 
 def check_tracked_state(root: str) -> Check:
@@ -241,7 +241,7 @@ def check_run(root: str) -> list[Check]:
     try:
         record = runrecord.load(root)
     except CorruptFile as exc:
-        return [Check("run", "FAIL", exc.message, f"repair or remove {runrecord.RECORD}")]
+        return [Check("run", "FAIL", exc.message, f"repair or remove {RUN_RECORD}")]
     if record is None:
         return [Check("run", "ok", "no swarm run recorded yet")]
     detail = f"run {record.run_id}: {record.state} ({record.backend})"

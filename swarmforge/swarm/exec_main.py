@@ -9,7 +9,7 @@ from types import FrameType
 
 from swarmforge import logfile
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import agents, layout, roles, runrecord
+from swarmforge.swarm import agents, placement, roles, runrecord
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.execrole import ExecRole, ItemCommand, printout_on_stdin
 from swarmforge.swarm.roster import SwarmConfig
@@ -31,7 +31,7 @@ def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemComm
 
 
 def _logger(root: str, name: str) -> logging.Logger:
-    return logfile.logger(f"role:{name}", layout.log_file(root, name))
+    return logfile.logger(f"role:{name}", placement.log_file(root, name))
 
 
 def serve_role(root: str, name: str) -> None:
@@ -42,9 +42,9 @@ def serve_role(root: str, name: str) -> None:
         raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
     command = item_command(root, load_config(root), role)
     log = _logger(root, name)
-    path = layout.log_file(root, name)
+    path = placement.log_file(root, name)
     output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    env = layout.role_env(root, record.run_id, role)
+    env = placement.role_env(root, record.run_id, role)
     loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -17,8 +17,9 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
 from swarmforge.handoff import handoffd, notify
+from swarmforge.layout import ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import layout, roles, runner, runrecord, shims, tagging
+from swarmforge.swarm import placement, roles, runrecord, shims, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RunRecord
@@ -36,7 +37,7 @@ def _quiet(message: str) -> None:
 def is_running(root: str, record: RunRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
-        return is_held(os.path.join(root, runner.LOCK))
+        return is_held(os.path.join(root, RUNNER_LOCK))
     from swarmforge.swarm.tmux import Tmux
 
     tmux = Tmux(notify.project_socket(root))
@@ -74,9 +75,9 @@ def up(
     if backend not in STAGGER:
         raise SwarmforgeError(f"Unknown backend '{backend}': use tmux or headless.")
     unrecorded = None if record else _unrecorded_run(root, config)
-    run_id = record.run_id if record else unrecorded or layout.new_run_id()
+    run_id = record.run_id if record else unrecorded or placement.new_run_id()
     progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
-    planned = layout.plan(root, config, run_id, role_env or {})
+    planned = placement.plan(root, config, run_id, role_env or {})
     roles.check_instructions(root, planned)
     record = RunRecord(
         run_id=run_id,
@@ -89,8 +90,8 @@ def up(
     # Recorded before any worktree is made: an `up` killed from here on leaves a run
     # that the next `up` resumes and `down --purge` removes, never worktrees of no run.
     runrecord.save(root, record)
-    layout.create_worktrees(root, planned)
-    layout.write_roles_tsv(root, config, planned)
+    placement.create_worktrees(root, planned)
+    placement.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)
     shims.write(root)
     tag_env = tagging.tags(run_id, root)
@@ -162,12 +163,12 @@ def _start_tmux(
     for role in record.roles:
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
-        env = layout.role_vars(root, record.run_id, role)
+        env = placement.role_vars(root, record.run_id, role)
         # Checked here, so that a missing agent stops `up` before any session starts.
-        roles.command(root, config, role, layout.role_env(root, record.run_id, role), "tmux")
+        roles.command(root, config, role, placement.role_env(root, record.run_id, role), "tmux")
         argv = [sys.executable, "-m", "swarmforge", "pane", "--project", root, role.name]
         # An exec role's loop keeps its own log; an agent's screen is the log.
-        log = None if role.exec_role else layout.log_file(root, role.name)
+        log = None if role.exec_role else placement.log_file(root, role.name)
         specs.append(SessionSpec(role.session, role.path, argv, env, log))
     for name in tmux.start_all(specs, stagger):
         progress(f"started tmux session {name}")
@@ -175,17 +176,17 @@ def _start_tmux(
 
 def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
-    with open(layout.log_file(root, "runner"), "ab") as log:
+    with open(placement.log_file(root, "runner"), "ab") as log:
         proc.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
     deadline = time.monotonic() + START_TIMEOUT
-    pid_file = os.path.join(root, runner.PID)
+    pid_file = os.path.join(root, RUNNER_PID)
     while time.monotonic() < deadline:
-        if is_held(os.path.join(root, runner.LOCK)) and os.path.exists(pid_file):
+        if is_held(os.path.join(root, RUNNER_LOCK)) and os.path.exists(pid_file):
             with open(pid_file, encoding="ascii") as f:
                 return int(f.read().strip())
         time.sleep(0.02)
     raise SwarmforgeError(
-        "The swarm runner did not start.", hint=f"See {layout.log_file(root, 'runner')}."
+        "The swarm runner did not start.", hint=f"See {placement.log_file(root, 'runner')}."
     )
 
 
@@ -218,7 +219,7 @@ def _purge(
             )
             progress(f"removed worktree {role.worktree}{saved}")
     runrecord.remove(root)
-    roles_tsv = os.path.join(root, ".swarmforge", "roles.tsv")
+    roles_tsv = os.path.join(root, ROLES_TSV)
     if os.path.exists(roles_tsv):
         os.unlink(roles_tsv)
     return removed, rescued
@@ -228,15 +229,15 @@ def stop_processes(root: str, record: RunRecord | None) -> list[int]:
     """End the runner, the tmux sessions and every process tagged with the run; the pids."""
     ended: list[int] = []
     if record is not None:
-        pid_file = os.path.join(root, runner.PID)
-        if record.runner_pid and is_held(os.path.join(root, runner.LOCK)):
+        pid_file = os.path.join(root, RUNNER_PID)
+        if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
             ended += tagging.terminate_tree(record.runner_pid)
         from swarmforge.swarm.tmux import Tmux
 
         if record.backend == "tmux" or Tmux(notify.project_socket(root)).server_running():
             Tmux(notify.project_socket(root)).kill_server()
         ended += tagging.terminate(tagging.tagged(root, record.run_id))
-        if os.path.exists(pid_file) and not is_held(os.path.join(root, runner.LOCK)):
+        if os.path.exists(pid_file) and not is_held(os.path.join(root, RUNNER_LOCK)):
             os.unlink(pid_file)
     ended += tagging.terminate(tagging.tagged(root))
     return ended

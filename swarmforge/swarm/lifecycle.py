@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
+from swarmforge.layout import AGENTS_DIR
 from swarmforge.records import read_json_model
 from swarmforge.swarm.settings import Restart
 
-AGENTS = os.path.join(".swarmforge", "agents")
 MAX_BACKOFF = 30.0
 TAIL_LINES = 20
 
@@ -47,7 +47,7 @@ def now_stamp(when: float | None = None) -> str:
 
 def life_path(root: str, role: str) -> str:
     """Where the life of `role` is recorded."""
-    return os.path.join(root, AGENTS, f"{role}.json")
+    return os.path.join(root, AGENTS_DIR, f"{role}.json")
 
 
 def load(root: str, role: str, run_id: str) -> AgentLife | None:

@@ -20,7 +20,7 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import layout, lifecycle, roles, runrecord
+from swarmforge.swarm import lifecycle, placement, roles, runrecord
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.tmux import Tmux
@@ -48,7 +48,7 @@ class Supervisor:
             raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
-        self.env = layout.role_env(root, record.run_id, role)
+        self.env = placement.role_env(root, record.run_id, role)
         self.argv = roles.command(root, config, role, self.env, "tmux")
         self.policy = load_settings(root, config.names).role(name).restart
         self.child: proc.Started | None = None

@@ -22,10 +22,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from swarmforge.layout import PROMPTS_DIR
 from swarmforge.swarm.config import CONSTITUTION_FILE, SWARMFORGE_DIR
 
 ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
-INSTRUCTIONS_DIR = os.path.join(".swarmforge", "prompts")
 PROMPT_SUFFIX = ".prompt"
 
 
@@ -109,4 +109,4 @@ def instruction_text(role: str) -> str:
 
 def instruction_path(project_root: str, role: str) -> str:
     """Where the launcher keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
-    return os.path.join(os.path.abspath(project_root), INSTRUCTIONS_DIR, f"{role}.md")
+    return os.path.join(os.path.abspath(project_root), PROMPTS_DIR, f"{role}.md")

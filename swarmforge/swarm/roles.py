@@ -7,7 +7,7 @@ import sys
 
 from swarmforge import fsutil, proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import agents, layout, prompts, runrecord
+from swarmforge.swarm import agents, placement, prompts, runrecord
 from swarmforge.swarm.config import CONSTITUTION_FILE, role_prompt_path
 from swarmforge.swarm.roster import MAIN_CHECKOUT, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
@@ -65,7 +65,7 @@ def check_instructions(root: str, roles: list[RoleRecord]) -> None:
         "git add swarmforge && git commit -m 'Add the swarm configuration'"
     )
     if existing:
-        branch = layout.main_branch(root)
+        branch = placement.main_branch(root)
         hint += "; and bring them into the existing worktree(s): " + "; ".join(
             f"git -C {path} merge {branch}" for path in existing
         )

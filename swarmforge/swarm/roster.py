@@ -10,13 +10,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import WORKTREES_DIR
 from swarmforge.project import NAME_LIMIT, QUOTES, name_too_long, role_name_problem, shown_name
 
 SWARMFORGE_DIR = "swarmforge"
 CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")
 ROLES_DIR = os.path.join(SWARMFORGE_DIR, "roles")
 CONSTITUTION_FILE = os.path.join(SWARMFORGE_DIR, "constitution.prompt")
-WORKTREES_DIR = ".worktrees"
 
 MAIN_CHECKOUT = frozenset({"master", "none"})
 SWARMFORGE_AGENTS = ("claude", "codex", "copilot", "grok")

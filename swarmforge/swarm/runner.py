@@ -18,13 +18,12 @@ from types import FrameType
 from swarmforge import fsutil, logfile, proc
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.daemon import Waker
+from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import layout, lifecycle, roles, runrecord, tagging
+from swarmforge.swarm import lifecycle, placement, roles, runrecord, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import Restart, load_settings
 
-PID = os.path.join(".swarmforge", "runner.pid")
-LOCK = os.path.join(".swarmforge", "runner.lock")
 CHECK_SECONDS = 0.5
 
 
@@ -65,7 +64,7 @@ class Child:
 
 
 def _logger(root: str) -> logging.Logger:
-    return logfile.logger(f"runner:{root}", layout.log_file(root, "runner"))
+    return logfile.logger(f"runner:{root}", placement.log_file(root, "runner"))
 
 
 def _children(root: str) -> tuple[str, dict[str, Child]]:
@@ -76,12 +75,12 @@ def _children(root: str) -> tuple[str, dict[str, Child]]:
     settings = load_settings(root, config.names)
     out = {}
     for role in record.roles:
-        env = layout.role_env(root, record.run_id, role)
+        env = placement.role_env(root, record.run_id, role)
         out[role.name] = Child(
             roles.command(root, config, role, env, "headless"),
             role.path,
             env,
-            layout.log_file(root, role.name),
+            placement.log_file(root, role.name),
             settings.role(role.name).restart,
         )
     return record.run_id, out
@@ -100,7 +99,7 @@ def _save_pids(root: str, children: dict[str, Child]) -> None:
 
 def serve(root: str) -> None:
     """Supervise the run of the project at `root` until SIGTERM."""
-    with FileLock(os.path.join(root, LOCK), what="the swarm runner"):
+    with FileLock(os.path.join(root, RUNNER_LOCK), what="the swarm runner"):
         log = _logger(root)
         waker = Waker()
         stopping = []
@@ -119,7 +118,7 @@ def serve(root: str) -> None:
                 log.info("starting %s: pid %d", name, pid)
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the run record is complete by then.
-            fsutil.atomic_write(os.path.join(root, PID), f"{os.getpid()}\n".encode())
+            fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
             while not stopping:
                 if _restart_exited(root, run_id, children, log):
                     _save_pids(root, children)
@@ -132,8 +131,8 @@ def serve(root: str) -> None:
                 if child.proc is not None:
                     child.proc.poll()
             log.info("stopped %d role process(es)", len(ended))
-            if os.path.exists(os.path.join(root, PID)):
-                os.unlink(os.path.join(root, PID))
+            if os.path.exists(os.path.join(root, RUNNER_PID)):
+                os.unlink(os.path.join(root, RUNNER_PID))
 
 
 def _restart_exited(

@@ -8,9 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil
+from swarmforge.layout import RUN_RECORD
 from swarmforge.records import read_json_model
-
-RECORD = os.path.join(".swarmforge", "run.json")
 
 
 class RoleRecord(BaseModel):
@@ -52,7 +51,7 @@ class RunRecord(BaseModel):
 
 def record_path(root: str) -> str:
     """Where the run record of the project at `root` lives."""
-    return os.path.join(root, RECORD)
+    return os.path.join(root, RUN_RECORD)
 
 
 def load(root: str) -> RunRecord | None:

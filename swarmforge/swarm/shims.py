@@ -14,8 +14,8 @@ import sys
 
 from swarmforge import fsutil
 from swarmforge.cli.helpers import SCRIPTS
+from swarmforge.layout import BIN_DIR
 
-BIN = os.path.join(".swarmforge", "bin")
 ENTRY = "import sys; from swarmforge.cli.helpers import main; sys.exit(main())"
 
 
@@ -27,7 +27,7 @@ def script_text(args: tuple[str, ...], python: str) -> str:
 
 def write(root: str, python: str | None = None) -> str:
     """Write every helper script under `<root>/.swarmforge/bin/`; that directory."""
-    directory = os.path.join(root, BIN)
+    directory = os.path.join(root, BIN_DIR)
     os.makedirs(directory, exist_ok=True)
     python = python or sys.executable
     scripts = {name: script_text(args, python) for name, args in SCRIPTS.items()}

@@ -8,12 +8,11 @@ import time
 from swarmforge import fsutil, proc, project
 from swarmforge.git import names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.layout import BIN_DIR, LOGS_DIR, ROLES_TSV
 from swarmforge.ports import assign_ports
-from swarmforge.swarm import shims, tagging
+from swarmforge.swarm import tagging
 from swarmforge.swarm.roster import RoleSpec, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
-
-LOGS = os.path.join(".swarmforge", "logs")
 
 
 def new_run_id() -> str:
@@ -74,7 +73,7 @@ def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> 
         ).row()
         for r in roles
     ]
-    path = os.path.join(root, project.ROLES_TSV)
+    path = os.path.join(root, ROLES_TSV)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fsutil.atomic_write(path, "".join(rows).encode())
 
@@ -93,7 +92,7 @@ def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
         "SWARMFORGE_ROLE": role.name,
         "PORT": str(role.port),
         "SWARMFORGE_PORT": str(role.port),
-        "PATH": os.path.join(root, shims.BIN) + os.pathsep + path,
+        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
     }
 
 
@@ -104,5 +103,5 @@ def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
 
 def log_file(root: str, name: str) -> str:
     """The log of role (or component) `name` under `.swarmforge/logs/`."""
-    os.makedirs(os.path.join(root, LOGS), exist_ok=True)
-    return os.path.join(root, LOGS, f"{name}.log")
+    os.makedirs(os.path.join(root, LOGS_DIR), exist_ok=True)
+    return os.path.join(root, LOGS_DIR, f"{name}.log")

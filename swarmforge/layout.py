@@ -1,0 +1,29 @@
+"""Where swarmforge keeps its state on disk: the one place that spells these paths.
+
+Every path is relative to a project's top directory (the main checkout), except the
+mailbox (`HANDOFFS`), which each role's worktree has. Both top directories are
+git-ignored through the repository's `info/exclude`, never committed.
+"""
+
+from __future__ import annotations
+
+import os
+
+STATE_DIR = ".swarmforge"  # swarmforge's own state: mailboxes, run record, logs, locks
+WORKTREES_DIR = ".worktrees"  # the roles' worktrees, one directory per role or task
+STATE_DIRS = (STATE_DIR, WORKTREES_DIR)
+
+ROLES_TSV = os.path.join(STATE_DIR, "roles.tsv")  # the role table the helpers read
+RUN_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, ports, pids
+HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
+ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
+DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files
+RUNNER_PID = os.path.join(STATE_DIR, "runner.pid")
+RUNNER_LOCK = os.path.join(STATE_DIR, "runner.lock")
+AGENTS_DIR = os.path.join(STATE_DIR, "agents")  # each role process's starts and exits
+LOGS_DIR = os.path.join(STATE_DIR, "logs")  # each role's and the runner's output
+PROMPTS_DIR = os.path.join(STATE_DIR, "prompts")  # each role's instruction file
+BIN_DIR = os.path.join(STATE_DIR, "bin")  # the helper shims, first on every role's PATH
+RUNS_DIR = os.path.join(STATE_DIR, "runs")  # planned runs: journal, reports, ledgers
+GIT_LOCK = os.path.join(STATE_DIR, "git.lock")  # serialises our changes to the repository
+INTENTS_DIR = os.path.join(STATE_DIR, "worktrees")  # worktree creations in progress
