@@ -134,11 +134,29 @@ def start(root: str, notify_args: list[str], env: dict[str, str] | None = None) 
             # It gave way to a stop in progress, or to a daemon that a stop ended since.
             if is_held(paths.stop):
                 raise SwarmforgeError("handoffd did not start: a stop is in progress.")
-            raise SwarmforgeError("handoffd exited at once.", hint=f"See {paths.log}.")
+            raise SwarmforgeError(
+                "handoffd exited at once.", details=_log_tail(paths), hint=f"See {paths.log}."
+            )
         time.sleep(0.02)
     raise SwarmforgeError(
-        f"handoffd did not start within {START_TIMEOUT:.0f} s.", hint=f"See {paths.log}."
+        f"handoffd did not start within {START_TIMEOUT:.0f} s.",
+        details=_log_tail(paths),
+        hint=f"See {paths.log}.",
     )
+
+
+def _log_tail(paths: Paths, lines: int = 5) -> tuple[str, ...]:
+    """The last lines of the daemon's log, indented, to show with an error."""
+    try:
+        fd = fsutil.open_regular(paths.log, os.O_RDONLY)
+    except OSError:
+        return ()
+    try:
+        os.lseek(fd, max(0, os.fstat(fd).st_size - 4096), os.SEEK_SET)
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return tuple(f"  | {line}" for line in data.decode(errors="replace").splitlines()[-lines:])
 
 
 def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None) -> int:
