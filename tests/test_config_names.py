@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from swarmforge.errors import CorruptFile
-from swarmforge.project import parse_roles, role_name_problem
+from swarmforge.roletable import parse_roles, role_name_problem
 from swarmforge.swarm.config import RoleSpec, load_config, parse_config
 from tests.support import git, run_cli
 

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from swarmforge.handoff import gate, handoffd, message, notify
-from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import run_cli as sf

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge import fsutil
-from swarmforge import project as sfproject
+from swarmforge import roletable as sfproject
 from swarmforge.handoff import delivery, gate, message
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project

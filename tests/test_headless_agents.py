@@ -15,14 +15,13 @@ import pytest
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import gate, message
-from swarmforge.handoff.daemon import Daemon
+from swarmforge.handoff.dispatcher import Dispatcher
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.notify import Notifier
 from swarmforge.swarm import agents, placement, prompts, roles, runrecord
 from swarmforge.swarm.agents import Invocation
 from swarmforge.swarm.config import load_config
-from swarmforge.swarm.exec_main import item_command
-from swarmforge.swarm.execrole import RETRIES, ExecRole
+from swarmforge.swarm.execrole import RETRIES, ExecRole, item_command
 from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RunRecord
 from tests.realagents import require_cli
@@ -317,7 +316,7 @@ def _real_agent_loop(repo: Path, agent: str, env: dict[str, str], log: Path) -> 
     roles.write_instructions(root, config)
     # The user's request goes the whole way: send, delivery, then the loop takes it.
     gate.send(root, "coder", "Add a greeting.\nSay hello in README.")
-    Daemon(root, Notifier(), LOG).run_once()
+    Dispatcher(root, Notifier(), LOG).run_once()
     assert len(Mailbox(root).items(Box.NEW)) == 1
     output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
     loop = ExecRole(

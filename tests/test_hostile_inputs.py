@@ -210,9 +210,9 @@ def test_the_printout_never_shows_a_forged_line(swarm: Project) -> None:
 FULL_DISK = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-from swarmforge import project
+from swarmforge import roletable
 from swarmforge.handoff import delivery
-roles = project.read_roles(sys.argv[1])
+roles = roletable.read_roles(sys.argv[1])
 # Any write past 64 bytes fails (EFBIG), as on a full disk (ENOSPC).
 resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
 for _ in range(3):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.handoff import delivery, gate, receive
-from swarmforge.handoff.daemon import Daemon
+from swarmforge.handoff.dispatcher import Dispatcher
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
 from swarmforge.handoff.notify import Notifier
 from swarmforge.handoff.printout import task_text
@@ -24,8 +24,8 @@ def send(project: Project, sender: str, to: str) -> str:
     return gate.queue_handoff("d", cwd=str(project.tree(sender)), role=sender)
 
 
-def make_daemon(project: Project) -> Daemon:
-    return Daemon(str(project.root), Notifier(), logging.getLogger("test-hostile-repo"))
+def make_daemon(project: Project) -> Dispatcher:
+    return Dispatcher(str(project.root), Notifier(), logging.getLogger("test-hostile-repo"))
 
 
 def outside(tmp_path: Path) -> Path:

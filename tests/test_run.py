@@ -513,7 +513,7 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
 def test_a_role_tasks_text_with_control_characters_never_breaks_its_header(
     project: Project,
 ) -> None:
-    from swarmforge import project as projects
+    from swarmforge import roletable as projects
     from swarmforge.handoff import message
     from swarmforge.run import roletask
 

@@ -12,7 +12,7 @@ import pytest
 
 from swarmforge.errors import CorruptFile, shell_status
 from swarmforge.handoff import handoffd, notify
-from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.dispatcher import Paths
 from swarmforge.swarm import lifecycle, runrecord
 from swarmforge.swarm.settings import load_settings, parse_settings
 from tests.support import git, retry_until

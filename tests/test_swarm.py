@@ -17,7 +17,7 @@ import pytest
 
 from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message, notify
-from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held

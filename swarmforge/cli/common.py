@@ -31,6 +31,6 @@ def project_root(option: str | None) -> str:
         if not os.path.isdir(option):
             raise SwarmforgeError(f"--project {option}: no such directory.")
         return os.path.abspath(option)
-    from swarmforge.project import find_root
+    from swarmforge.roletable import find_root
 
     return find_root(os.getcwd())

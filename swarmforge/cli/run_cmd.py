@@ -71,7 +71,7 @@ def _root(ns: argparse.Namespace) -> str:
     """A planned run needs no swarm: the project is the enclosing checkout, or the cwd."""
     if ns.project:
         return os.path.realpath(str(ns.project))
-    from swarmforge.project import worktree_top
+    from swarmforge.roletable import worktree_top
 
     top = worktree_top(os.getcwd())
     return os.path.realpath(top if top is not None else os.getcwd())

@@ -274,7 +274,7 @@ def _pane(ns: argparse.Namespace) -> int:
 
 
 def _role_loop(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.exec_main import serve_role
+    from swarmforge.swarm.execrole import serve_role
 
     serve_role(_root(ns), ns.role)
     return EXIT_OK

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.project import common_dir
+from swarmforge.roletable import common_dir
 
 
 @dataclass(frozen=True)

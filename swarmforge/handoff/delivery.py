@@ -13,7 +13,7 @@ import os
 
 from swarmforge import fsutil, proc
 from swarmforge.errors import CorruptFile
-from swarmforge.gitobjects import state_dirs_in
+from swarmforge.git.objects import state_dirs_in
 from swarmforge.handoff import message
 from swarmforge.handoff.draft import HEX
 from swarmforge.handoff.mailbox import (
@@ -26,7 +26,7 @@ from swarmforge.handoff.mailbox import (
     utc_stamp,
 )
 from swarmforge.layout import HANDOFFS
-from swarmforge.project import RoleEntry
+from swarmforge.roletable import RoleEntry
 
 # HELD: a recipient's mailbox is unsafe (UnsafeMailbox); the original stays in the outbox
 # until it is repaired, and the other recipients have their copies meanwhile.

@@ -11,7 +11,7 @@ import os
 import stat
 import time
 
-from swarmforge import fsutil, proc, project
+from swarmforge import fsutil, proc, roletable
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
@@ -92,7 +92,7 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     sender = role
     if not sender:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    roles = project.read_roles(project.find_root(cwd))
+    roles = roletable.read_roles(roletable.find_root(cwd))
     if sender not in roles:
         raise SwarmforgeError(f"Unknown sender role: {sender}")
     if sender == USER:
@@ -196,7 +196,7 @@ def _read_draft(path: str, label: str) -> bytes:
 
 def _resolver(cwd: str) -> drafts.CommitResolver:
     def resolve(commit: str) -> tuple[str | None, str | None]:
-        from swarmforge.gitobjects import resolve_commit
+        from swarmforge.git.objects import resolve_commit
 
         return resolve_commit(cwd, commit)
 
@@ -244,7 +244,7 @@ def send(
     is made from it. The whole text follows the generated body unless the message
     already holds all of it. Returns the queued file's path and its contents.
     """
-    roles = project.read_roles(root)
+    roles = roletable.read_roles(root)
     errors = []
     if not text.strip():
         errors.append("The text is empty: say what the handoff is about.")

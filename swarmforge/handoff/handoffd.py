@@ -12,10 +12,10 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, logfile, proc, project
+from swarmforge import fsutil, logfile, proc, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
-from swarmforge.handoff.daemon import SWEEP_SECONDS, Daemon, Paths
+from swarmforge.handoff.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.notify import Notifier
 from swarmforge.handoff.watch import Watcher
@@ -64,7 +64,7 @@ def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
         if not remove_unless_held(paths.stop):
             log.info("not starting (pid %d): a stop is in progress", os.getpid())
             return 0
-        daemon = Daemon(root, notifier, log)
+        daemon = Dispatcher(root, notifier, log)
         delivered = 0
         try:
             fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
@@ -80,7 +80,7 @@ def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
             daemon.changed.close()
 
 
-def _serve(daemon: Daemon, paths: Paths) -> int:
+def _serve(daemon: Dispatcher, paths: Paths) -> int:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         daemon.stopping = True
         daemon.changed.set()
@@ -304,7 +304,7 @@ def status(root: str) -> DaemonStatus:
     """The daemon's state and every role's outbox and failed counts."""
     paths = Paths(root)
     try:
-        roles = project.read_roles(root)
+        roles = roletable.read_roles(root)
     except SwarmforgeError:
         roles = {}
     boxes = []

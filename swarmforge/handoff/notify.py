@@ -14,7 +14,7 @@ import time
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.project import RoleEntry
+from swarmforge.roletable import RoleEntry
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
 PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import fsutil, project
+from swarmforge import fsutil, roletable
 from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
@@ -230,10 +230,10 @@ def receive_mode(cwd: str, role: str) -> str:
     """The caller's receive mode from roles.tsv: `task` or `batch`."""
     if not role:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    roles = project.read_roles(project.find_root(cwd))
+    roles = roletable.read_roles(roletable.find_root(cwd))
     entry = roles.get(role)
     if entry is None:
         raise SwarmforgeError(f"Unknown role: {role}")
-    if entry.mode not in project.RECEIVE_MODES:
+    if entry.mode not in roletable.RECEIVE_MODES:
         raise Refused(f"INVALID_RECEIVE_MODE: {entry.mode} for role {role}")
     return entry.mode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import project
+from swarmforge import roletable
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import delivery, message, notify
 from swarmforge.handoff.draft import summary
@@ -14,10 +14,10 @@ from swarmforge.layout import ROLES_TSV
 SENDER = "swarmforge"
 
 
-def role_entry(root: str, role: str, task_id: str) -> project.RoleEntry:
+def role_entry(root: str, role: str, task_id: str) -> roletable.RoleEntry:
     """The roles.tsv entry of `role`; an error naming the task when the swarm has no such role."""
     try:
-        roles = project.read_roles(root)
+        roles = roletable.read_roles(root)
     except SwarmforgeError:
         roles = {}
     if role not in roles:
@@ -35,7 +35,7 @@ def handoff_name(role: str, seq: int) -> str:
 
 
 def deliver(
-    entry: project.RoleEntry,
+    entry: roletable.RoleEntry,
     name: str,
     run_id: str,
     task_id: str,
@@ -69,7 +69,7 @@ def deliver(
     return Mailbox(entry.path).path(Box.NEW, name)
 
 
-def where(entry: project.RoleEntry, name: str) -> tuple[str, str] | None:
+def where(entry: roletable.RoleEntry, name: str) -> tuple[str, str] | None:
     """(state, path) of the task's handoff in the role's mailbox: new, in_process or completed."""
     found = Mailbox(entry.path).locate(name)
     if found is None:

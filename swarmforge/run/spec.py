@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from swarmforge.project import role_name_problem
+from swarmforge.roletable import role_name_problem
 from swarmforge.run.parking import METADATA_KEYS
 
 Tier = Literal["T1", "T2", "T3", "T4"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 
-from swarmforge import project
+from swarmforge import roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo, worktrees
 from swarmforge.handoff import handoffd
-from swarmforge.handoff.daemon import Paths
-from swarmforge.handoff.daemon import sweep as mailbox_sweep
+from swarmforge.handoff.dispatcher import Paths
+from swarmforge.handoff.dispatcher import sweep as mailbox_sweep
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.swarm import launcher, runrecord
@@ -79,7 +79,7 @@ def gc(root: str) -> GcReport:
         # A project that is no git repository yet has no worktree registrations to prune.
         pruned = worktrees.prune(root)
     try:
-        roles = project.read_roles(root)
+        roles = roletable.read_roles(root)
     except SwarmforgeError:
         roles = {}  # no role table: only the main checkout's mailbox
     return GcReport(

@@ -169,7 +169,7 @@ def make_project(root: str) -> None:
 
 def kick_off(record: runrecord.RunRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
-    from swarmforge import project
+    from swarmforge import roletable
     from swarmforge.handoff import delivery
     from swarmforge.handoff.mailbox import compact_stamp, utc_stamp
 
@@ -189,7 +189,7 @@ def kick_off(record: runrecord.RunRecord) -> str:
         ],
         "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
     )
-    entry = project.RoleEntry(
+    entry = roletable.RoleEntry(
         ["coder", coder.worktree, coder.path, coder.session, "Coder", coder.agent, coder.mode]
     )
     delivery.copy_to(handoff, name, "coder", entry)

@@ -20,9 +20,9 @@ from typing import Literal
 from swarmforge import proc
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import handoffd
-from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.dispatcher import Paths
 from swarmforge.layout import RUN_RECORD, STATE_DIRS
-from swarmforge.project import find_root, worktree_top
+from swarmforge.roletable import find_root, worktree_top
 from swarmforge.swarm import agentconf, runrecord
 from swarmforge.swarm.agents import find_executable
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path

@@ -8,22 +8,31 @@ the headers `outcome: failed` and `exit_code: N`, the failure is logged, and
 the role moves on. An item the command completed itself (with
 done_with_current.sh) is left as it is, and so is one whose command failed while
 the loop was being stopped: it stays in process and is resumed on the next start.
+
+`serve_role` is the role's process: it builds the loop from the run record and
+serves until SIGTERM.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import Callable
+from types import FrameType
 
-from swarmforge import proc
+from swarmforge import logfile, proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import receive
-from swarmforge.handoff.daemon import Waker
+from swarmforge.handoff.dispatcher import Waker
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
+from swarmforge.swarm import agents, placement, roles, runrecord
 from swarmforge.swarm.agents import Invocation
+from swarmforge.swarm.config import load_config
+from swarmforge.swarm.roster import SwarmConfig
+from swarmforge.swarm.runrecord import RoleRecord
 
 # What to run for one item, given its ready printout.
 ItemCommand = Callable[[str], Invocation]
@@ -147,3 +156,47 @@ class ExecRole:
 
 def _name(work: Task | Batch) -> str:
     return os.path.basename(work.path)
+
+
+def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemCommand:
+    """What role `record` runs per item: its exec command, or its agent's non-interactive mode."""
+    spec = config.role(record.name)
+    if spec.is_exec:
+        return printout_on_stdin(agents.exec_argv(spec))
+    if not agents.loops_headless(spec):
+        raise SwarmforgeError(
+            f"Role '{record.name}' runs agent '{spec.agent}', which has no per-item loop.",
+            hint="Only exec roles, and claude or codex roles of a headless run, run one.",
+        )
+    launch = roles.launch(root, config, record)
+    return lambda printout: agents.item_invocation(spec, launch, printout)
+
+
+def _logger(root: str, name: str) -> logging.Logger:
+    return logfile.logger(f"role:{name}", placement.log_file(root, name))
+
+
+def serve_role(root: str, name: str) -> None:
+    """Run the loop of role `name` of the project at `root` until SIGTERM."""
+    record = runrecord.load(root)
+    role = record.role(name) if record else None
+    if record is None or role is None:
+        raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
+    command = item_command(root, load_config(root), role)
+    log = _logger(root, name)
+    path = placement.log_file(root, name)
+    output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    env = placement.role_env(root, record.run_id, role)
+    loop = ExecRole(name, role.path, role.mode, command, env, log, output)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        loop.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+    log.info("%s: serving %s items with %s", name, role.mode, role.agent)
+    try:
+        loop.serve()
+    finally:
+        os.close(output)
+        log.info("%s: stopped", name)

@@ -18,7 +18,7 @@ from types import FrameType
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError, shell_status
-from swarmforge.handoff.daemon import Waker
+from swarmforge.handoff.dispatcher import Waker
 from swarmforge.handoff.notify import project_socket
 from swarmforge.swarm import lifecycle, placement, roles, runrecord
 from swarmforge.swarm.config import load_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import fsutil, proc, project
+from swarmforge import fsutil, proc, roletable
 from swarmforge.git import names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import BIN_DIR, LOGS_DIR, ROLES_TSV
@@ -68,7 +68,7 @@ def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> 
     """Write `.swarmforge/roles.tsv` for the helpers and the daemon."""
     specs = {s.name: s for s in config.roles}
     rows = [
-        project.RoleEntry(
+        roletable.RoleEntry(
             [r.name, r.worktree, r.path, r.session, _display(specs[r.name]), r.agent, r.mode]
         ).row()
         for r in roles

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, mod
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import WORKTREES_DIR
-from swarmforge.project import NAME_LIMIT, QUOTES, name_too_long, role_name_problem, shown_name
+from swarmforge.roletable import NAME_LIMIT, QUOTES, name_too_long, role_name_problem, shown_name
 
 SWARMFORGE_DIR = "swarmforge"
 CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from swarmforge import proc
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import handoffd, message
-from swarmforge.handoff.daemon import Paths
+from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
 from swarmforge.swarm import launcher, lifecycle, runrecord, tagging

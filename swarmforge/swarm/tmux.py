@@ -17,7 +17,7 @@ import psutil
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.project import SESSION_UNSAFE_CHARS
+from swarmforge.roletable import SESSION_UNSAFE_CHARS
 
 WIDTH, HEIGHT = 220, 50
 KILL_TIMEOUT = 5.0

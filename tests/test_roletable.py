@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import project as sfproject
+from swarmforge import roletable as sfproject
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from tests.support import Project
 

@@ -1,9 +1,9 @@
-"""handoffd: watches every role's outbox and delivers what appears there.
+"""What handoffd does on each pass: deliver every outbox, wake the recipients, sweep.
 
-The daemon is `run_once()` called in a loop. The loop sleeps on an event set
-by inotify (through watchdog) whenever an outbox, the role table or the daemon's
-directory changes, with a slow rescan as a safety net; signal handlers only
-set flags. `--once` runs a single pass.
+handoffd (handoffd.py) calls `Dispatcher.run_once()` in a loop that sleeps on an
+event set by inotify (through watchdog) whenever an outbox, the role table or the
+daemon's directory changes, with a slow rescan as a safety net; signal handlers
+only set flags. `--once` runs a single pass. The daemon's files are `Paths`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from swarmforge import fsutil, locks, proc, project
+from swarmforge import fsutil, locks, proc, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
@@ -87,7 +87,7 @@ def _sweep_dir(directory: str) -> int:
     return removed
 
 
-def sweep(root: str, roles: dict[str, project.RoleEntry]) -> int:
+def sweep(root: str, roles: dict[str, roletable.RoleEntry]) -> int:
     """Remove the temporary files that killed writers left in the project at `root`; how many.
 
     Every mailbox (each role's and the main checkout's: the mailbox root, each box and
@@ -138,7 +138,7 @@ class Wakeups:
         """When the earliest owed wake-up falls due (monotonic), or None."""
         return min((t for t, _ in self.due.values()), default=None)
 
-    def send(self, roles: dict[str, project.RoleEntry], root: str, now: float) -> None:
+    def send(self, roles: dict[str, roletable.RoleEntry], root: str, now: float) -> None:
         """Send every wake-up that is due."""
         for role, (when, attempts) in list(self.due.items()):
             if when > now:
@@ -159,14 +159,14 @@ class Wakeups:
                     self.due[role] = (now + WAKE_BACKOFF * 2**attempts, attempts + 1)
 
 
-class Daemon:
-    """Delivery for the project at `root`."""
+class Dispatcher:
+    """One pass of delivery over every outbox of the project at `root` (`run_once`)."""
 
     def __init__(self, root: str, notifier: Notifier, log: logging.Logger) -> None:
         self.paths = Paths(root)
         self.log = log
         self.wakeups = Wakeups(notifier, log)
-        self.roles: dict[str, project.RoleEntry] = {}
+        self.roles: dict[str, roletable.RoleEntry] = {}
         self._roles_stamp: tuple[int, int, int] | None = None
         self.stopping = False
         self.changed = Waker()
@@ -185,7 +185,7 @@ class Daemon:
         if stamp == self._roles_stamp:
             return False
         try:
-            self.roles = project.read_roles(self.paths.root)
+            self.roles = roletable.read_roles(self.paths.root)
         except SwarmforgeError as exc:
             self.log.error("keeping the previous role table: %s", exc)
             return False
