@@ -158,14 +158,12 @@ def _down(ns: argparse.Namespace) -> int:
 
     report = launcher.down(_root_or_cwd(ns), purge=ns.purge, progress=_say(ns))
     if ns.json:
-        print(json.dumps(report, indent=2))
-    elif report["run_id"] is None:
+        print(json.dumps(report.as_json(), indent=2))
+    elif report.run_id is None:
         print("no swarm was running in this project")
     else:
-        removed = report["removed"]
-        assert isinstance(removed, list)
-        purged = f"; removed {len(removed)} worktree(s)" if ns.purge else ""
-        print(f"swarm {report['run_id']} stopped{purged}")
+        purged = f"; removed {len(report.removed)} worktree(s)" if ns.purge else ""
+        print(f"swarm {report.run_id} stopped{purged}")
     return EXIT_OK
 
 

@@ -13,7 +13,8 @@ from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.dispatcher import sweep as mailbox_sweep
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import launcher, runrecord
+from swarmforge.swarm import runrecord
+from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 
 def _stale_pid_files(root: str) -> list[str]:
@@ -59,19 +60,15 @@ def gc(root: str) -> GcReport:
     run's processes are left alone."""
     root = os.path.realpath(root)
     record = runrecord.load(root)
-    live = record is not None and record.state == "running" and launcher.is_running(root, record)
+    live = record is not None and record.state == "running" and is_running(root, record)
     processes: list[int] = []
     daemon: int | None = None
     pid_files: list[str] = []
     if not live:
-        processes = launcher.stop_processes(root, record)
+        processes = stop_processes(root, record)
         daemon = handoffd.stop(root)
         if record is not None and record.state == "running":
-            record.state = "stopped"
-            record.runner_pid = record.inhibitor_pid = None
-            for role in record.roles:
-                role.pid = None
-            runrecord.save(root, record)
+            record_stopped(root, record)
         pid_files = _stale_pid_files(root)
     pruned = None
     checkout = repo.open_checkout(root)

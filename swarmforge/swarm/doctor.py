@@ -228,7 +228,7 @@ def check_daemon(root: str) -> Check:
 
 
 def _live(root: str, record: runrecord.RunRecord) -> bool:
-    from swarmforge.swarm.launcher import is_running
+    from swarmforge.swarm.teardown import is_running
 
     try:
         return is_running(root, record)

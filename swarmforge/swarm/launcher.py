@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
@@ -24,6 +25,7 @@ from swarmforge.swarm.config import load_config
 from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RunRecord
 from swarmforge.swarm.settings import load_settings
+from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 Progress = Callable[[str], None]
 STAGGER = {"tmux": 1.0, "headless": 0.0}
@@ -32,16 +34,6 @@ START_TIMEOUT = 15.0
 
 def _quiet(message: str) -> None:
     pass
-
-
-def is_running(root: str, record: RunRecord) -> bool:
-    """True if the run's backend still runs (the runner, or the tmux server with a session)."""
-    if record.backend == "headless":
-        return is_held(os.path.join(root, RUNNER_LOCK))
-    from swarmforge.swarm.tmux import Tmux
-
-    tmux = Tmux(notify.project_socket(root))
-    return any(tmux.has_session(role.session) for role in record.roles)
 
 
 def up(
@@ -225,25 +217,22 @@ def _purge(
     return removed, rescued
 
 
-def stop_processes(root: str, record: RunRecord | None) -> list[int]:
-    """End the runner, the tmux sessions and every process tagged with the run; the pids."""
-    ended: list[int] = []
-    if record is not None:
-        pid_file = os.path.join(root, RUNNER_PID)
-        if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
-            ended += tagging.terminate_tree(record.runner_pid)
-        from swarmforge.swarm.tmux import Tmux
+@dataclass(frozen=True)
+class Stopped:
+    """What `down` did."""
 
-        if record.backend == "tmux" or Tmux(notify.project_socket(root)).server_running():
-            Tmux(notify.project_socket(root)).kill_server()
-        ended += tagging.terminate(tagging.tagged(root, record.run_id))
-        if os.path.exists(pid_file) and not is_held(os.path.join(root, RUNNER_LOCK)):
-            os.unlink(pid_file)
-    ended += tagging.terminate(tagging.tagged(root))
-    return ended
+    run_id: str | None  # None: no swarm was ever started here
+    stopped: list[int]  # the processes ended
+    daemon: int | None
+    purged: bool
+    removed: list[str]  # the worktrees removed (with purge)
+    rescued: dict[str, str | None]  # per role, the commit saving its uncommitted work
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
 
 
-def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> dict[str, object]:
+def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stopped:
     """Stop everything the run started; with `purge`, remove its worktrees (work rescued)."""
     root = os.path.realpath(root)
     record = runrecord.load(root)
@@ -255,17 +244,5 @@ def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> dict
     if purge and record is not None:
         removed, rescued = _purge(root, record, progress)
     elif record is not None:
-        record.state = "stopped"
-        record.runner_pid = None
-        record.inhibitor_pid = None
-        for role in record.roles:
-            role.pid = None
-        runrecord.save(root, record)
-    return {
-        "run_id": record.run_id if record else None,
-        "stopped": ended,
-        "daemon": daemon,
-        "purged": purge,
-        "removed": removed,
-        "rescued": rescued,
-    }
+        record_stopped(root, record)
+    return Stopped(record.run_id if record else None, ended, daemon, purge, removed, rescued)

@@ -13,9 +13,10 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import launcher, lifecycle, runrecord, tagging
+from swarmforge.swarm import lifecycle, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+from swarmforge.swarm.teardown import is_running
 
 
 def _age(stamp: str | None, now: float) -> int | None:
@@ -264,7 +265,7 @@ def status(root: str) -> SwarmStatus:
         roles=[role_status(root, record, r, now) for r in record.roles],
         rescues=rescues(root),
         backend=record.backend,
-        live=launcher.is_running(root, record),
+        live=is_running(root, record),
         runner_pid=record.runner_pid,
         tmux_socket=project_socket(root) if record.backend == "tmux" else None,
     )

@@ -1,0 +1,52 @@
+"""Ending what a run started, for `down` and `gc` alike: whether it runs, its processes, its record.
+
+Both `up` (which cleans up after a killed runner) and `gc` use it, so neither needs the
+other.
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge.handoff import notify
+from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
+from swarmforge.locks import is_held
+from swarmforge.swarm import runrecord, tagging
+from swarmforge.swarm.runrecord import RunRecord
+
+
+def is_running(root: str, record: RunRecord) -> bool:
+    """True if the run's backend still runs (the runner, or the tmux server with a session)."""
+    if record.backend == "headless":
+        return is_held(os.path.join(root, RUNNER_LOCK))
+    from swarmforge.swarm.tmux import Tmux
+
+    tmux = Tmux(notify.project_socket(root))
+    return any(tmux.has_session(role.session) for role in record.roles)
+
+
+def stop_processes(root: str, record: RunRecord | None) -> list[int]:
+    """End the runner, the tmux sessions and every process tagged with the run; the pids."""
+    ended: list[int] = []
+    if record is not None:
+        pid_file = os.path.join(root, RUNNER_PID)
+        if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
+            ended += tagging.terminate_tree(record.runner_pid)
+        from swarmforge.swarm.tmux import Tmux
+
+        if record.backend == "tmux" or Tmux(notify.project_socket(root)).server_running():
+            Tmux(notify.project_socket(root)).kill_server()
+        ended += tagging.terminate(tagging.tagged(root, record.run_id))
+        if os.path.exists(pid_file) and not is_held(os.path.join(root, RUNNER_LOCK)):
+            os.unlink(pid_file)
+    ended += tagging.terminate(tagging.tagged(root))
+    return ended
+
+
+def record_stopped(root: str, record: RunRecord) -> None:
+    """Save `record` as stopped, with no process of it left to name."""
+    record.state = "stopped"
+    record.runner_pid = record.inhibitor_pid = None
+    for role in record.roles:
+        role.pid = None
+    runrecord.save(root, record)
