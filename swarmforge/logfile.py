@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import time
+from typing import TextIO
 
 from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
@@ -20,7 +21,7 @@ FORMAT = "%(asctime)s %(levelname)s %(message)s"
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+class _Handler(logging.StreamHandler[TextIO]):
     def __init__(self, path: str) -> None:
         super().__init__(os.fdopen(open_log(path), "a", encoding="utf-8"))
         self.path = path

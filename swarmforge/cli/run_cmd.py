@@ -10,6 +10,10 @@ import time
 
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the planned-run subcommands."""
@@ -161,8 +165,8 @@ def _list(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _format(event: object, as_json: bool) -> str:
-    data = event.model_dump(mode="json", exclude_none=True)  # type: ignore[attr-defined]
+def _format(event: BaseModel, as_json: bool) -> str:
+    data = event.model_dump(mode="json", exclude_none=True)
     if as_json:
         return json.dumps(data)
     rest = " ".join(f"{k}={v}" for k, v in data.items() if k not in ("seq", "ts", "kind"))

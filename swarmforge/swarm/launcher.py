@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
@@ -28,12 +29,21 @@ from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 Progress = Callable[[str], None]
+Backend = Literal["tmux", "headless"]
 STAGGER = {"tmux": 1.0, "headless": 0.0}
 START_TIMEOUT = 15.0
 
 
 def _quiet(message: str) -> None:
     pass
+
+
+def _backend(name: str) -> Backend:
+    if name == "tmux":
+        return "tmux"
+    if name == "headless":
+        return "headless"
+    raise SwarmforgeError(f"Unknown backend '{name}': use tmux or headless.")
 
 
 def up(
@@ -63,9 +73,7 @@ def up(
 
         progress("cleaning up after a runner that was killed")
         gc(root)
-    backend = backend or (record.backend if record else "tmux")
-    if backend not in STAGGER:
-        raise SwarmforgeError(f"Unknown backend '{backend}': use tmux or headless.")
+    chosen = _backend(backend or (record.backend if record else "tmux"))
     unrecorded = None if record else _unrecorded_run(root, config)
     run_id = record.run_id if record else unrecorded or placement.new_run_id()
     progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
@@ -74,7 +82,7 @@ def up(
     record = RunRecord(
         run_id=run_id,
         project=root,
-        backend=backend,  # type: ignore[arg-type]
+        backend=chosen,
         state="stopped",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         roles=planned,
