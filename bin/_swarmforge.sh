@@ -14,5 +14,5 @@ swarmforge_exec() {
     if [ -z "$_sf_py" ] && _sf_cli=$(command -v swarmforge) && IFS= read -r _sf_line <"$_sf_cli"; then
         case $_sf_line in '#!'/*python*) _sf_py=${_sf_line#\#!} ;; esac
     fi
-    exec "${_sf_py:-python3}" -I -c 'import sys; from swarmforge.cli.helpers import main; sys.exit(main())' "$@"
+    exec "${_sf_py:-python3}" -I -c 'import sys; from swarmforge.cli import main; sys.exit(main())' "$@"
 }

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from swarmforge import __version__
-from tests.support import Project, run_cli, script_env
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import Box
+from tests.support import BIN, Project, run_cli, script_env
 
 
 def sf(*args: str, cwd: Path, role: str | None = "coder") -> subprocess.CompletedProcess[str]:
@@ -57,3 +59,22 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
     )
     assert "Traceback" not in r.stderr and r.stderr == ""
     assert r.returncode in (0, 141)  # 0 when the output fitted in the pipe before it closed
+
+
+def test_a_helper_whose_reader_leaves_early_gets_no_traceback(project: Project) -> None:
+    for n in range(40):
+        note = message.Handoff([("from", "coder"), ("priority", "50")], "x" * 4000 + "\n")
+        path = project.box("qa", Box.NEW) / f"50_{n:03d}.handoff"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(note.render())
+    # A batch of 40 items of 4 KB each: more than a pipe holds, so writes meet a closed pipe.
+    script = BIN / "ready_for_next_batch.sh"
+    r = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"'{script}' | true"],
+        cwd=project.tree("qa"),
+        env=script_env("qa"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (r.returncode, r.stderr) == (141, "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError, os_error_line
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 HELPERS = ("handoff", "ready", "done")
 # The SwarmForge helper scripts and the arguments each passes to `main`.
@@ -103,9 +103,8 @@ def _flush(out: list[str]) -> None:
     out.clear()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one helper; returns the exit status."""
-    args = sys.argv[1:] if argv is None else argv
+def main(args: list[str]) -> int:
+    """Run one helper; its exit status. Failures are raised, for cli.main to report."""
     if not args or args[0] not in HELPERS:
         sys.stderr.write(USAGE + "\n")
         return EXIT_FAILURE
@@ -116,17 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             _handoff(args[1:], cwd, out)
         else:
             _receive(args[0], args[1:], cwd, out)
-    except SwarmforgeError as exc:
+    finally:
+        # What was done is reported even when what follows fails (cli.main says how).
         _flush(out)
-        sys.stderr.write("\n".join(exc.lines()) + "\n")
-        return exc.exit_code
-    except OSError as exc:
-        _flush(out)
-        sys.stderr.write(os_error_line(exc) + "\n")
-        return EXIT_FAILURE
-    _flush(out)
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

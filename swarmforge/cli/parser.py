@@ -7,12 +7,6 @@ import sys
 from collections.abc import Callable
 
 from swarmforge import __version__
-from swarmforge.errors import (
-    EXIT_FAILURE,
-    EXIT_INTERRUPTED,
-    SwarmforgeError,
-    os_error_line,
-)
 
 
 def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,19 +86,4 @@ def run(args: list[str]) -> int:
         from swarmforge.cli import helpers
 
         return helpers.main(args)
-    try:
-        return handler(ns)
-    except SwarmforgeError as exc:
-        sys.stdout.flush()
-        sys.stderr.write("\n".join(exc.lines()) + "\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        raise  # the reader left: cli.main ends quietly
-    except OSError as exc:
-        # A full disk, a read-only directory, a path made unusable underneath us: one line
-        # naming the path, never a traceback.
-        sys.stdout.flush()
-        sys.stderr.write(os_error_line(exc) + "\n")
-        return EXIT_FAILURE
+    return handler(ns)

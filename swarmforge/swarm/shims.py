@@ -16,7 +16,7 @@ from swarmforge import fsutil
 from swarmforge.cli.helpers import SCRIPTS
 from swarmforge.layout import BIN_DIR
 
-ENTRY = "import sys; from swarmforge.cli.helpers import main; sys.exit(main())"
+ENTRY = "import sys; from swarmforge.cli import main; sys.exit(main())"
 
 
 def script_text(args: tuple[str, ...], python: str) -> str:
