@@ -10,8 +10,17 @@ import os
 import resource
 import sys
 
+# Not typing.TYPE_CHECKING: this module must stay cheap to import (mypy knows the name).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
 HAS_PIPE2 = hasattr(os, "pipe2")  # Linux and the BSDs; not macOS
 HAS_PROC_FDS = os.path.isdir("/proc/self/fd")  # Linux
+HAS_INOTIFY = sys.platform.startswith("linux")
+# How often a polling observer looks at each directory it watches: a few stats of
+# small directories, while the daemon rescans everything every few seconds anyway.
+POLL_SECONDS = 0.5
 
 
 def pipe(*, native: bool = HAS_PIPE2) -> tuple[int, int]:
@@ -38,3 +47,16 @@ def peak_rss(*, system: str = sys.platform) -> int:
     """The most memory this process has had resident at once, in bytes."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if system == "darwin" else peak * 1024  # macOS counts bytes, the rest KiB
+
+
+def observer(*, native: bool = True) -> BaseObserver:
+    """A watchdog observer, not yet started: the one watchdog picks for this system
+    (FSEvents on macOS, kqueue on the BSDs, inotify on Linux), or one that polls."""
+    if native:
+        # watchdog falls back to polling by itself where the system offers nothing better.
+        from watchdog.observers import Observer
+
+        return Observer()
+    from watchdog.observers.polling import PollingObserver
+
+    return PollingObserver(timeout=POLL_SECONDS)

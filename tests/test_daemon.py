@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import shutil
@@ -16,8 +17,9 @@ import psutil
 import pytest
 
 from swarmforge.handoff import gate, handoffd, message, notify
-from swarmforge.handoff.dispatcher import Paths
+from swarmforge.handoff.dispatcher import Dispatcher, Paths
 from swarmforge.handoff.mailbox import Box
+from swarmforge.handoff.watch import Watcher
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import run_cli as sf
 
@@ -128,6 +130,35 @@ def test_once_delivers_what_is_there(swarm: Project) -> None:
     )
     assert r.returncode == 0 and '"delivered": 3' in r.stdout
     assert len(swarm.names("qa", Box.NEW)) == 3
+
+
+def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
+    """Where the system offers no event source the daemon polls, and still delivers on wake."""
+    paths = Paths(str(swarm.root))
+    dispatcher = Dispatcher(str(swarm.root), notify.Notifier(), logging.getLogger("test-polling"))
+    dispatcher.load_roles()
+    watcher = Watcher(dispatcher.changed, inotify=False, native=False)
+    watcher.start()
+    delivered: list[tuple[str, str]] = []
+
+    def woken_and_delivered() -> bool:
+        # One turn of the daemon's loop, except that only a wake-up runs a pass here.
+        if dispatcher.changed.wait(0.05):
+            delivered.extend((o.name, o.status) for o in dispatcher.run_once())
+        return bool(delivered)
+
+    try:
+        # What the daemon watches, as handoffd's loop gives it.
+        watcher.watch([*dispatcher.outboxes(), os.path.dirname(paths.roles), paths.dir])
+        assert dispatcher.run_once() == []
+        name = os.path.basename(send(swarm, "coder", "qa,cleaner", "polled"))
+        retry_until(woken_and_delivered)
+        assert delivered == [(name, "delivered")]
+        assert swarm.names("qa", Box.NEW) == [name] == swarm.names("cleaner", Box.NEW)
+        assert (swarm.box("coder", Box.SENT) / name).exists()
+    finally:
+        watcher.stop()
+        dispatcher.changed.close()
 
 
 def outbox_names(swarm: Project) -> set[str]:

@@ -1,8 +1,8 @@
 """What handoffd does on each pass: deliver every outbox, wake the recipients, sweep.
 
 handoffd (handoffd.py) calls `Dispatcher.run_once()` in a loop that sleeps on an
-event set by inotify (through watchdog) whenever an outbox, the role table or the
-daemon's directory changes, with a slow rescan as a safety net; signal handlers
+event set by the watcher (watch.py) whenever a file arrives in an outbox, the role
+table's directory or the daemon's, with a slow rescan as a safety net; signal handlers
 only set flags. `--once` runs a single pass. The daemon's files are `Paths`.
 """
 
@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from swarmforge import fsutil, locks, proc, roletable
+from swarmforge import fsutil, host, locks, proc, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
@@ -39,7 +39,7 @@ class Waker:
     """
 
     def __init__(self) -> None:
-        self.r, self.w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.r, self.w = host.pipe()
 
     def set(self) -> None:
         """Wake the waiter."""

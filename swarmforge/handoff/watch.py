@@ -1,39 +1,37 @@
-"""inotify watches on a changing set of directories, through watchdog's inotify layer.
+"""Watches on a changing set of directories: a wake-up whenever a file arrives in one.
 
-watchdog's Observer holds every event for up to half a second behind an
-unpaired IN_MOVED_FROM (it waits for the matching IN_MOVED_TO) - and the daemon
-makes exactly such an event each time it archives an original. Its lower layer,
-InotifyFD, calls back at once, so that is what is used here. Watches are not
-recursive, so nothing in `outbox/tmp/` is ever seen. Every event sets one
-waker; the daemon decides what to do by looking at the files.
+On Linux through watchdog's inotify layer, InotifyFD: watchdog's Observer holds
+every inotify event for up to half a second behind an unpaired IN_MOVED_FROM (it
+waits for the matching IN_MOVED_TO) - and the daemon makes exactly such an event
+each time it archives an original. InotifyFD calls back at once. Elsewhere
+(inotify_c cannot even be imported there) through a watchdog observer
+(`host.observer`): FSEvents on macOS, kqueue on the BSDs, or one that polls.
+Watches are not recursive, so nothing in `outbox/tmp/` is ever seen. Every event
+that may mean an arrival sets one waker; the daemon decides what to do by looking
+at the files.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from watchdog.observers.inotify_c import (
-    CallbackId,
-    InotifyConstants,
-    InotifyEvent,
-    InotifyFD,
-    Mask,
-    WatchDescriptor,
+from watchdog.events import (
+    EVENT_TYPE_CLOSED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MOVED,
+    FileSystemEvent,
+    FileSystemEventHandler,
 )
 
-from swarmforge import fsutil
+from swarmforge import fsutil, host
 
-# A file appeared (renamed in, or created and written) or a watched directory went away.
-MASK = Mask(
-    InotifyConstants.IN_MOVED_TO
-    | InotifyConstants.IN_CLOSE_WRITE
-    | InotifyConstants.IN_CREATE
-    | InotifyConstants.IN_DELETE_SELF
-    | InotifyConstants.IN_MOVE_SELF
-    | InotifyConstants.IN_ONLYDIR
-)
-CALLBACK = CallbackId(1)
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+    from watchdog.observers.inotify_c import InotifyEvent, WatchDescriptor
+
+STOP_TIMEOUT = 5.0
 
 
 class Settable(Protocol):
@@ -42,7 +40,20 @@ class Settable(Protocol):
     def set(self) -> None: ...
 
 
+def wakes(event: FileSystemEvent) -> bool:
+    """True if an observer's `event` may mean a file arrived (the inotify mask's events).
+
+    A file deleted or modified, or a directory modified (it comes with the event of
+    the entry that changed), is the daemon's own archiving and claiming, or its log.
+    """
+    if event.event_type == EVENT_TYPE_DELETED:
+        return event.is_directory  # a watched directory went away
+    return event.event_type in (EVENT_TYPE_CREATED, EVENT_TYPE_MOVED, EVENT_TYPE_CLOSED)
+
+
 class _Poke:
+    """InotifyFD's callbacks: every one sets the waker."""
+
     def __init__(self, changed: Settable) -> None:
         self.changed = changed
 
@@ -56,32 +67,107 @@ class _Poke:
         self.changed.set()  # events were lost: a full rescan covers them
 
 
-class Watcher:
-    """Watches exactly the directories last given to `watch`."""
+class _Inotify:
+    """Watches through watchdog's InotifyFD (Linux)."""
 
     def __init__(self, changed: Settable) -> None:
+        # Imported here: the module raises on import where libc has no inotify.
+        from watchdog.observers.inotify_c import CallbackId, InotifyConstants, InotifyFD, Mask
+
+        # A file appeared (renamed in, or created and written) or a watched directory went away.
+        self.mask = Mask(
+            InotifyConstants.IN_MOVED_TO
+            | InotifyConstants.IN_CLOSE_WRITE
+            | InotifyConstants.IN_CREATE
+            | InotifyConstants.IN_DELETE_SELF
+            | InotifyConstants.IN_MOVE_SELF
+            | InotifyConstants.IN_ONLYDIR
+        )
+        self.callback = CallbackId(1)
         self.poke = _Poke(changed)
         self.inotify = InotifyFD()
         self.inotify.daemon = True
         self.watches: dict[str, WatchDescriptor] = {}
 
     def start(self) -> None:
-        """Start the thread that reads inotify events."""
         self.inotify.start()
+
+    def add(self, directory: str) -> None:
+        self.watches[directory] = self.inotify.add_callback(
+            os.fsencode(directory), self.mask, self.poke, self.callback
+        )
+
+    def remove(self, directory: str) -> None:
+        self.inotify.remove_callbacks([(self.watches.pop(directory), self.callback)])
+
+    def stop(self) -> None:
+        self.inotify.stop()
+        self.inotify.join(timeout=STOP_TIMEOUT)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, changed: Settable) -> None:
+        self.changed = changed
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        if wakes(event):
+            self.changed.set()
+
+
+class _Observed:
+    """Watches through a watchdog observer (FSEvents, kqueue, polling, ...)."""
+
+    def __init__(self, changed: Settable, observer: BaseObserver) -> None:
+        self.observer = observer
+        self.observer.daemon = True
+        self.handler = _Handler(changed)
+        self.watches: dict[str, ObservedWatch] = {}
+
+    def start(self) -> None:
+        self.observer.start()
+
+    def add(self, directory: str) -> None:
+        # Returns once the watch is in place (a polling observer has its first snapshot).
+        self.watches[directory] = self.observer.schedule(self.handler, directory)
+
+    def remove(self, directory: str) -> None:
+        self.observer.unschedule(self.watches.pop(directory))
+
+    def stop(self) -> None:
+        self.observer.stop()
+        self.observer.join(timeout=STOP_TIMEOUT)
+
+
+class Watcher:
+    """Watches exactly the directories last given to `watch`.
+
+    Through InotifyFD where the system has inotify (`inotify`), else through
+    `host.observer(native=native)`; the tests take every way on Linux.
+    """
+
+    def __init__(
+        self, changed: Settable, *, inotify: bool = host.HAS_INOTIFY, native: bool = True
+    ) -> None:
+        self.way: _Inotify | _Observed = (
+            _Inotify(changed) if inotify else _Observed(changed, host.observer(native=native))
+        )
+        self.watched: set[str] = set()
+
+    def start(self) -> None:
+        """Start the thread that reads the events."""
+        self.way.start()
 
     def watch(self, directories: list[str]) -> None:
         """Watch these directories (created if missing) and stop watching any other."""
         wanted = set(directories)
-        gone = [(self.watches.pop(d), CALLBACK) for d in set(self.watches) - wanted]
-        if gone:
-            self.inotify.remove_callbacks(gone)
-        for directory in sorted(wanted - set(self.watches)):
+        for directory in sorted(self.watched - wanted):
+            self.way.remove(directory)
+            self.watched.discard(directory)
+        for directory in sorted(wanted - self.watched):
             fsutil.makedirs(directory)
-            self.watches[directory] = self.inotify.add_callback(
-                os.fsencode(directory), MASK, self.poke, CALLBACK
-            )
+            self.way.add(directory)
+            self.watched.add(directory)
 
     def stop(self) -> None:
-        """Stop watching and release the inotify descriptor."""
-        self.inotify.stop()
-        self.inotify.join(timeout=5)
+        """Stop watching and release what the watches hold."""
+        self.way.stop()
