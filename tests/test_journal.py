@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.run import journal as jr
+from swarmforge.run import parking
+from swarmforge.run.orchestrator import Orchestrator, runs_dir
+from swarmforge.run.spec import RunSpec, run_id
 from swarmforge.run.taskgraph import STATUSES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,20 +146,50 @@ def test_append_refuses_when_another_writer_changed_the_file(tmp_path: Path) -> 
     assert [line["seq"] for line in lines(tmp_path)] == [1, 2]
 
 
-def test_enqueue_once_is_idempotent_across_reopen(tmp_path: Path) -> None:
+def enqueued(task_id: str, status: str, parent: str | None = None) -> tuple[str, dict[str, Any]]:
+    return ("task-enqueued", {"id": task_id, "status": status, "parent": parent})
+
+
+def test_was_enqueued_knows_what_was_written_before_any_sync_and_after_reopen(
+    tmp_path: Path,
+) -> None:
     journal = started(tmp_path)
-    assert jr.enqueue_once(journal, "a", "ready", None) is not None
-    assert jr.enqueue_once(journal, "a", "blocked", None) is None
-    journal = jr.Journal.open(str(tmp_path))
-    assert jr.enqueue_once(journal, "a", "ready") is None
-    assert jr.enqueue_once(journal, "b", "blocked", "a") is not None
-    assert [line["kind"] for line in lines(tmp_path)].count("task-enqueued") == 2
+    # The recorder's way: written, made durable later by the group commit.
+    journal.write_many([enqueued("a", "ready"), enqueued("b", "blocked", "a")])
+    assert journal.was_enqueued("a") and journal.was_enqueued("b")
+    assert not journal.was_enqueued("c")
+    journal.close()
+    reopened = jr.Journal.open(str(tmp_path))
+    assert reopened.was_enqueued("b") and not reopened.was_enqueued("c")
+    # Nothing written since open: the sync still covers, and returns, what was read.
+    assert reopened.sync() == 3
+    reopened.close()
+
+
+def test_a_resumed_run_journals_each_task_enqueued_once(tmp_path: Path) -> None:
+    s = RunSpec.model_validate(
+        {
+            "goal": "twice",
+            "tasks": [
+                {"id": "risky", "command": ["true"], "tier": "T4"},
+                {"id": "after", "command": ["true"], "dependsOn": ["risky"]},
+                {"id": "lead", "subtasks": [{"id": "sub", "command": ["true"]}]},
+            ],
+        }
+    )
+    assert Orchestrator(str(tmp_path), s).run().parked == {"risky": "tier-t4"}
+    run_dir = os.path.join(runs_dir(str(tmp_path)), run_id(s))
+    parking.approve(run_dir, "risky", "test")
+    assert Orchestrator(str(tmp_path), s).run().counts == {"done": 4}
+    events, _ = jr.read_events(os.path.join(run_dir, jr.EVENTS))
+    ids = [e.id for e in events if isinstance(e, jr.TaskEnqueued)]
+    assert sorted(ids) == ["after", "lead", "risky", "sub"]
+    assert [e.kind for e in events].count("run-resumed") == 1
 
 
 def fill(journal: jr.Journal) -> None:
     """a: ready->running->done, b: blocked->ready, c: parked; a checkpoint at seq 7."""
-    for tid, status in (("a", "ready"), ("b", "blocked"), ("c", "parked")):
-        jr.enqueue_once(journal, tid, status, None)
+    journal.append_many([enqueued("a", "ready"), enqueued("b", "blocked"), enqueued("c", "parked")])
     journal.append("task-state", id="a", status="running", pid=42)
     states = {"a": "running", "b": "blocked", "c": "parked"}
     assert journal.next_seq == 6
@@ -211,7 +244,7 @@ def test_a_checkpoint_beyond_the_journal_is_refused(tmp_path: Path) -> None:
 
 def test_resume_applies_a_park_even_without_a_task_state(tmp_path: Path) -> None:
     journal = started(tmp_path)
-    jr.enqueue_once(journal, "x", "ready")
+    journal.append("task-enqueued", id="x", status="ready")
     journal.append("task-parked", id="x", reason="security")
     assert jr.resume_states(str(tmp_path))[0] == {"x": "parked"}
 

@@ -1,9 +1,14 @@
 """The journal of a planned run (`events.jsonl`), its checkpoints, and resuming from them.
 
 Every event is one JSON line with `seq` (1, 2, 3, ... with no gap), `ts` and `kind`;
-line n holds seq n. An append is durable when it returns, so callers journal
-before the side effect. One process writes a run's journal at a time (the
-orchestrator holds the run's lock); others only read it.
+line n holds seq n. What is durable when: an event `write_many` wrote is visible to
+readers and survives its writer being killed as soon as the call returns, but
+survives a machine crash only once a later `sync` returns (it says up to which
+seq); `append` and `append_many` write and sync, so their events are durable when
+they return. The orchestrator writes with `write_many` and leaves the syncing to
+its group commit (committer.py), waiting for it only before a side effect that a
+lost event must not precede (orchestrator.py, recorder.py). One process writes a
+run's journal at a time (the orchestrator holds the run's lock); others only read it.
 
 A checkpoint taken at seq S holds every task's state after all events before S:
 take it with `write_checkpoint(run_dir, journal.next_seq, ...)`, then append the
@@ -227,32 +232,33 @@ class Journal:
         return len(self.events)
 
     def sync(self) -> int:
-        """Make every event written so far durable; the seq up to which they now are.
+        """Make every event written so far durable, those read at `open` included; the seq
+        up to which they now are.
 
         Safe to call from another thread while events are being written: what was
         written before the call is covered, anything later waits for the next one.
         """
         covered = self.written_seq
         fd = self._fd
-        if fd >= 0:
-            try:
+        try:
+            if fd >= 0:
                 os.fsync(fd)
-            except OSError as exc:
-                raise SwarmforgeError(f"{self.path}: cannot sync: {exc.strerror}") from exc
+            elif covered:
+                # Nothing written yet, but a writer killed before its sync may have left
+                # the events read at open in memory only. A descriptor of our own: the
+                # writing thread may be opening `_fd` right now.
+                own = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    os.fsync(own)
+                finally:
+                    os.close(own)
+        except OSError as exc:
+            raise SwarmforgeError(f"{self.path}: cannot sync: {exc.strerror}") from exc
         return covered
 
     def was_enqueued(self, task_id: str) -> bool:
         """True if the journal holds a task-enqueued event for `task_id`."""
         return task_id in self._enqueued
-
-
-def enqueue_once(
-    journal: Journal, task_id: str, status: str, parent: str | None = None
-) -> Event | None:
-    """Journal `task_id` as enqueued unless it already was (then None): enqueue is idempotent."""
-    if journal.was_enqueued(task_id):
-        return None
-    return journal.append("task-enqueued", id=task_id, status=status, parent=parent)
 
 
 def write_checkpoint(
