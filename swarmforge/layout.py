@@ -27,3 +27,4 @@ BIN_DIR = os.path.join(STATE_DIR, "bin")  # the helper shims, first on every rol
 RUNS_DIR = os.path.join(STATE_DIR, "runs")  # planned runs: journal, reports, ledgers
 GIT_LOCK = os.path.join(STATE_DIR, "git.lock")  # serialises our changes to the repository
 INTENTS_DIR = os.path.join(STATE_DIR, "worktrees")  # worktree creations in progress
+EVENTS_LOG = os.path.join(STATE_DIR, "events.jsonl")  # the project's event log (events.py)

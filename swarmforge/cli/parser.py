@@ -54,6 +54,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import trust_cmd
 
     trust_cmd.add(sub)
+    from swarmforge.cli import events_cmd
+
+    events_cmd.add(sub)
     return parser
 
 

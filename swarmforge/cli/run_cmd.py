@@ -166,11 +166,14 @@ def _list(ns: argparse.Namespace) -> int:
 
 
 def _format(event: BaseModel, as_json: bool) -> str:
+    from swarmforge.events import words
+
     data = event.model_dump(mode="json", exclude_none=True)
     if as_json:
         return json.dumps(data)
-    rest = " ".join(f"{k}={v}" for k, v in data.items() if k not in ("seq", "ts", "kind"))
-    return f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}"
+    # Nested values (a checkpoint's states, a summary's counts) as compact JSON, lists as a,b.
+    rest = " ".join(f"{k}={words(v)}" for k, v in data.items() if k not in ("seq", "ts", "kind"))
+    return f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}".rstrip()
 
 
 def _tail(ns: argparse.Namespace) -> int:

@@ -37,15 +37,23 @@ TRACKED = "tracked by git: handoffs come only from the gate"
 class Outcome:
     """What became of one outbox file."""
 
-    __slots__ = ("copied", "name", "reason", "status")
+    __slots__ = ("copied", "name", "priority", "reason", "sender", "status")
 
     def __init__(
-        self, name: str, status: str, copied: list[str] | None = None, reason: str = ""
+        self,
+        name: str,
+        status: str,
+        copied: list[str] | None = None,
+        reason: str = "",
+        handoff: message.Handoff | None = None,
     ) -> None:
         self.name = name
         self.status = status
         self.copied = copied or []  # recipients that got their copy in this attempt
         self.reason = reason
+        # From the handoff's headers, when it could be read (for the event log).
+        self.sender = (handoff.get("from") or "") if handoff else ""
+        self.priority = (handoff.get("priority") or "") if handoff else ""
 
 
 class Undeliverable(Exception):
@@ -170,6 +178,7 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
         return _failed(path, str(exc.strerror))
     except OSError as exc:
         return _failed(path, f"unreadable: {exc.strerror}")
+    handoff: message.Handoff | None = None
     try:
         handoff = _flagged(message.parse(data, path), path)
         copied: list[str] = []
@@ -182,13 +191,13 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
                 unsafe.append(exc)
         if unsafe:
             reason = "; ".join(exc.message for exc in unsafe)
-            return Outcome(name, HELD, copied, reason)
+            return Outcome(name, HELD, copied, reason, handoff)
         archive(path)
     except CorruptFile as exc:
         return _failed(path, f"malformed: {exc}")
     except Undeliverable as exc:
-        return _failed(path, str(exc))
-    return Outcome(name, DELIVERED, copied)
+        return _failed(path, str(exc), handoff)
+    return Outcome(name, DELIVERED, copied, handoff=handoff)
 
 
 def _flagged(handoff: message.Handoff, path: str) -> message.Handoff:
@@ -212,6 +221,6 @@ def _flagged(handoff: message.Handoff, path: str) -> message.Handoff:
     )
 
 
-def _failed(path: str, reason: str) -> Outcome:
+def _failed(path: str, reason: str, handoff: message.Handoff | None = None) -> Outcome:
     fail(path, reason)
-    return Outcome(os.path.basename(path), FAILED, reason=reason)
+    return Outcome(os.path.basename(path), FAILED, reason=reason, handoff=handoff)

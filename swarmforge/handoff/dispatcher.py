@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from swarmforge import fsutil, host, locks, proc, roletable
+from swarmforge import events, fsutil, host, locks, proc, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
@@ -172,6 +172,8 @@ class Dispatcher:
         self.changed = Waker()
         self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
         self.unsafe: dict[str, str] = {}  # mailbox root -> why its outbox is left alone
+        self.events = events.EventLog(root, on_error=self._event_dropped)
+        self._dropping = ""  # the last error that dropped an event, logged once
 
     def load_roles(self) -> bool:
         """Re-read roles.tsv if it changed; True if the role table is new."""
@@ -251,11 +253,11 @@ class Dispatcher:
             except (OSError, UnsafeMailbox) as exc:
                 self._stuck(path, str(exc))
                 continue
+            self._record(outcome)
             if outcome.status == delivery.HELD:
                 self._stuck(path, outcome.reason)
             else:
                 self.stuck.pop(path, None)
-            self._record(outcome)
             outcomes.append(outcome)
         for path in set(self.stuck) - {path for path, _ in files}:
             del self.stuck[path]
@@ -267,10 +269,20 @@ class Dispatcher:
         if self.stuck.get(path) != error:
             self.log.error("delivering %s failed, will retry: %s", shown(path), error)
             self.stuck[path] = error
+            self.events.emit("handoff-held", {"name": os.path.basename(path), "reason": error})
+
+    def _event_dropped(self, exc: OSError) -> None:
+        """Log an event log that cannot be written once, not on every event."""
+        if str(exc) != self._dropping:
+            self.log.warning("events are not recorded: %s", exc)
+            self._dropping = str(exc)
 
     def _record(self, outcome: delivery.Outcome) -> None:
+        sender = {"from": outcome.sender} if outcome.sender else {}
         if outcome.status == delivery.FAILED:
             self.log.error("failed %s: %s", shown(outcome.name), outcome.reason)
+            failed = {"name": outcome.name, **sender, "reason": outcome.reason}
+            self.events.emit("handoff-failed", failed)
         elif outcome.status == delivery.DELIVERED:
             self.log.info(
                 "delivered %s to %s",
@@ -279,6 +291,13 @@ class Dispatcher:
             )
         elif outcome.status == delivery.HELD and outcome.copied:
             self.log.info("delivered %s to %s only", outcome.name, ",".join(outcome.copied))
+        self.events.emit_many(
+            (
+                "handoff-delivered",
+                {"name": outcome.name, **sender, "to": role, "priority": outcome.priority or None},
+            )
+            for role in outcome.copied
+        )
         for role in outcome.copied:
             self.wakeups.add(role)
 

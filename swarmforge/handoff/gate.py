@@ -11,7 +11,7 @@ import os
 import stat
 import time
 
-from swarmforge import fsutil, proc, roletable
+from swarmforge import events, fsutil, proc, roletable
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
@@ -92,7 +92,8 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     sender = role
     if not sender:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    roles = roletable.read_roles(roletable.find_root(cwd))
+    root = roletable.find_root(cwd)
+    roles = roletable.read_roles(root)
     if sender not in roles:
         raise SwarmforgeError(f"Unknown sender role: {sender}")
     if sender == USER:
@@ -104,7 +105,7 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
         draft, errors = drafts.validate(data, frozenset(roles), _resolver(cwd))
         if draft is None:
             raise HandoffInvalid(draft_path, errors)
-        final, _ = _install(Mailbox(cwd), draft, sender, draft_path, USAGE)
+        final, _ = _install(root, Mailbox(cwd), draft, sender, draft_path, USAGE)
     except BaseException:
         _unclaim(claimed, path)
         raise
@@ -204,9 +205,16 @@ def _resolver(cwd: str) -> drafts.CommitResolver:
 
 
 def _install(
-    mailbox: Mailbox, draft: drafts.Draft, sender: str, label: str, usage: str, extra: str = ""
+    root: str,
+    mailbox: Mailbox,
+    draft: drafts.Draft,
+    sender: str,
+    label: str,
+    usage: str,
+    extra: str = "",
 ) -> tuple[str, Handoff]:
-    """Stamp a valid draft from `sender`, with `extra` after the generated body, and queue it."""
+    """Stamp a valid draft from `sender`, with `extra` after the generated body, and queue it
+    (a `handoff-queued` event in the log of the project at `root`)."""
     # Before the sequence counter is written in the mailbox root: a mailbox directory that
     # a commit turned into a symbolic link is refused, never written through.
     mailbox.ensure(Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
@@ -224,7 +232,11 @@ def _install(
         )
     if extra:
         handoff = Handoff(handoff.headers, f"{handoff.body}\n{extra}")
-    return mailbox.install(name, handoff), handoff
+    final = mailbox.install(name, handoff)
+    queued = {"name": name, "from": sender, "to": ",".join(draft.recipients)}
+    queued.update(priority=draft.priority, type=draft.type, task=draft.task, commit=draft.commit)
+    events.emit(root, "handoff-queued", {k: v for k, v in queued.items() if v})
+    return final, handoff
 
 
 def send(
@@ -263,7 +275,7 @@ def send(
         raise HandoffInvalid(SEND_LABEL, errors, SEND_USAGE)
     body = text if text.endswith("\n") else text + "\n"
     extra = "" if draft.type == "note" and body == draft.message + "\n" else body
-    return _install(Mailbox(root), draft, USER, SEND_LABEL, SEND_USAGE, extra)
+    return _install(root, Mailbox(root), draft, USER, SEND_LABEL, SEND_USAGE, extra)
 
 
 def _is_utf8(value: str) -> bool:

@@ -4,6 +4,9 @@ Every refusal, message and exit code follows docs/protocol.md ("Receiving work")
 helpers never guess: a state they cannot read one way is refused, not repaired. The
 one state they repair is their own: an empty batch directory that a `ready` killed
 between making it and filling it left behind.
+
+Each accepted, completed or set-aside item is an event in the project's log
+(events.py), naming the role from the `recipient` header delivery stamped on its copy.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import fsutil, roletable
+from swarmforge import events, fsutil, roletable
 from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
@@ -39,6 +42,63 @@ def drop_stale_empty_batches(box: Mailbox, now: float | None = None) -> list[str
         except OSError:
             continue
     return dropped
+
+
+def _project(box: Mailbox) -> str | None:
+    """The project whose log gets the events of `box`, or None if it cannot be found."""
+    try:
+        return roletable.find_root(box.worktree)
+    except (SwarmforgeError, OSError):
+        return None
+
+
+def _fields(path: str, handoff: Handoff | None, **more: str) -> dict[str, object]:
+    """An event's fields for the item at `path`: name, role, sender, priority, and `more`."""
+    fields: dict[str, object] = {"name": os.path.basename(path)}
+    if handoff is not None:
+        for key, header in (("role", "recipient"), ("from", "from"), ("priority", "priority")):
+            value = handoff.get(header)
+            if value:
+                fields[key] = value
+    fields.update((k, v) for k, v in more.items() if v)
+    return fields
+
+
+def _emit(box: Mailbox, kind: str, items: list[dict[str, object]]) -> None:
+    """Append one event of `kind` per item, with one write."""
+    root = _project(box) if items else None
+    if root is not None:
+        events.EventLog(root).emit_many((kind, item) for item in items)
+
+
+def _completed(box: Mailbox, paths: list[str], batch: str = "") -> None:
+    """The `handoff-completed` events of the items just completed to `paths`."""
+    items = []
+    for path in paths:
+        try:
+            handoff: Handoff | None = message.read(path)
+        except (OSError, CorruptFile):
+            handoff = None
+        outcome = (handoff.get("outcome") or "") if handoff else ""
+        code = (handoff.get("exit_code") or "") if handoff else ""
+        items.append(_fields(path, handoff, batch=batch, outcome=outcome, exit_code=code))
+    _emit(box, "handoff-completed", items)
+
+
+def _set_aside(box: Mailbox, aside: list[SetAside]) -> None:
+    """The `handoff-set-aside` events of files just set aside, naming the mailbox's role."""
+    if not aside:
+        return
+    root = _project(box)
+    if root is None:
+        return
+    try:
+        here = [n for n, e in roletable.read_roles(root).items() if e.path == box.worktree]
+    except (SwarmforgeError, OSError):
+        here = []
+    role = here[0] if len(here) == 1 else ""  # roles sharing the main checkout: unknown
+    fields = [_fields(a.path, None, role=role, reason=a.reason) for a in aside]
+    events.EventLog(root).emit_many(("handoff-set-aside", f) for f in fields)
 
 
 def _listing(paths: list[str]) -> tuple[str, ...]:
@@ -73,6 +133,7 @@ def _readable(box: Mailbox, queued: list[str], aside: list[SetAside]) -> list[tu
             continue  # taken by another claimer meanwhile
         except CorruptFile as exc:
             aside.append(SetAside(box.set_aside(path, exc.message), exc.message))
+            _set_aside(box, aside[-1:])
     return found
 
 
@@ -106,6 +167,7 @@ def ready_task(box: Mailbox, aside: list[SetAside] | None = None) -> Task | None
             return None
         task = _claim(queued[0], box.path(Box.IN_PROCESS))
         if task is not None:
+            _emit(box, "handoff-dequeued", [_fields(task.path, task.handoff)])
             return task
     raise SwarmforgeError("Could not take a task: other processes keep taking them first.")
 
@@ -174,6 +236,8 @@ def ready_batch(box: Mailbox, aside: list[SetAside] | None = None) -> Batch | No
         directory = _new_batch_dir(box)
         taken = [t for t in (_claim(p, directory) for p in chosen) if t is not None]
         if taken:
+            batch = os.path.basename(directory)
+            _emit(box, "handoff-dequeued", [_fields(t.path, t.handoff, batch=batch) for t in taken])
             return Batch(directory, taken)
         os.rmdir(directory)  # every item went to a faster claimer
     raise SwarmforgeError("Could not take a batch: other processes keep taking items first.")
@@ -198,6 +262,7 @@ def done_task(box: Mailbox) -> list[str]:
     if os.path.lexists(dst):
         raise Refused(f"AMBIGUOUS_TASK_STATE: completed file already exists: {dst}")
     mb.complete(src, dst)
+    _completed(box, [dst])
     return [dst]
 
 
@@ -223,7 +288,9 @@ def done_batch(box: Mailbox) -> tuple[list[str], str]:
     if os.path.lexists(dst):
         raise Refused(f"AMBIGUOUS_TASK_STATE: completed batch already exists: {dst}")
     mb.complete_batch(src, dst, items)
-    return [os.path.join(dst, os.path.basename(p)) for p in items], dst
+    done = [os.path.join(dst, os.path.basename(p)) for p in items]
+    _completed(box, done, os.path.basename(dst))
+    return done, dst
 
 
 def receive_mode(cwd: str, role: str) -> str:

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from swarmforge.errors import CorruptFile
+from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports
@@ -436,7 +437,13 @@ class Orchestrator:
                     Spawner() as self._spawner,
                     Committer(self.journal, self._durable) as self._committer,
                 ):
-                    self._recorder = Recorder(self.dir, self.journal, self.committer, self.states)
+                    self._recorder = Recorder(
+                        self.dir,
+                        self.journal,
+                        self.committer,
+                        self.states,
+                        copy_to=(EventLog(self.root), self.run_id),
+                    )
                     return self._run()
             finally:
                 self.journal.close()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from swarmforge import proc
+from swarmforge import events, proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
@@ -97,6 +97,9 @@ def up(
     tag_env = tagging.tags(run_id, root)
     record.state = "running"
     runrecord.save(root, record)
+    # Before the processes start: their own events (agent-started) follow it.
+    names = [role.name for role in planned]
+    events.emit(root, "swarm-up", {"run_id": run_id, "backend": chosen, "roles": names})
     try:
         _start(root, config, record, tag_env, stagger, inhibit_sleep, progress)
     except BaseException as exc:
@@ -249,6 +252,10 @@ def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stop
     progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
     rescued: dict[str, str | None] = {}
     removed: list[str] = []
+    if record is not None:
+        # Before the record says stopped: `events --follow` ends on that, after this event.
+        fields = {"run_id": record.run_id, "stopped": len(ended), "purge": purge}
+        events.emit(root, "swarm-down", fields)
     if purge and record is not None:
         removed, rescued = _purge(root, record, progress)
     elif record is not None:

@@ -2,7 +2,8 @@
 
 Whatever supervises a role's process (the tmux pane's supervisor, or the headless
 runner) records each start and exit in `.swarmforge/agents/<role>.json`, and asks
-`restart_pause` whether, and after how long, to start it again.
+`restart_pause` whether, and after how long, to start it again. Each start, exit and
+planned restart is also an event in the project's log (events.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import fsutil
+from swarmforge import events, fsutil
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import AGENTS_DIR
 from swarmforge.records import read_json_model
@@ -82,6 +83,8 @@ def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:
             tail=before.tail if before else [],
         ),
     )
+    fields = {"role": role, "run_id": run_id, "pid": pid, "restarts": restarts}
+    events.emit(root, "agent-started", fields)
 
 
 def exited(
@@ -104,6 +107,12 @@ def exited(
             tail=[line.rstrip() for line in tail if line.strip()][-TAIL_LINES:],
         ),
     )
+    ended: list[tuple[str, dict[str, object]]] = [
+        ("agent-exited", {"role": role, "run_id": run_id, "exit_code": code})
+    ]
+    if pause is not None:
+        ended.append(("agent-restarting", {"role": role, "run_id": run_id, "after": pause}))
+    events.EventLog(root).emit_many(ended)
 
 
 def restart_pause(policy: Restart, code: int, restarts: int) -> float | None:

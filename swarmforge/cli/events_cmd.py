@@ -1,0 +1,162 @@
+"""`swarmforge events`: print the project's event log, and follow it.
+
+`--follow` follows the running swarm: it prints events as they are appended and
+ends once that swarm has stopped (its `swarm-down` event, or its run record saying
+stopped, or its runner or tmux sessions gone). With no swarm running it prints what
+is there and ends, saying so on stderr. `--forever` never ends on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+from swarmforge.errors import EXIT_OK, SwarmforgeError
+
+POLL = 0.2  # seconds between looks at the log's size while following
+CHECK = 1.0  # seconds between looks at whether the followed swarm still runs
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+
+
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `events`."""
+    p = sub.add_parser(
+        "events",
+        help="print the project's event log; --follow keeps printing new events",
+        description="Print the project's event log (.swarmforge/events.jsonl): handoffs "
+        "queued, delivered, taken and completed, agents started and exited, swarms up and "
+        "down, planned runs' task states. Every kind and its fields: docs/events.md.",
+        epilog="--follow ends when the running swarm stops; with no swarm running it "
+        "prints what is there and ends. --forever never ends on its own (Ctrl-C).",
+    )
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing new events until the swarm stops"
+    )
+    p.add_argument("--forever", action="store_true", help="keep printing new events, never end")
+    p.add_argument("--json", action="store_true", help="print the events as JSON Lines, as stored")
+    p.add_argument(
+        "--since",
+        metavar="T",
+        help="only events at or after T: an ISO time (UTC unless it says otherwise) "
+        "or a duration ago such as 30s, 10m, 2h, 1d",
+    )
+    p.add_argument(
+        "--project", metavar="DIR", help="the project (default: found from the current directory)"
+    )
+    p.set_defaults(handler=_events)
+
+
+def since_stamp(text: str, now: float) -> str:
+    """The event time (events.stamp) that `--since text` means at `now`."""
+    from datetime import UTC, datetime
+
+    match = DURATION.fullmatch(text.strip())
+    if match:
+        when = datetime.fromtimestamp(now - float(match[1]) * UNITS[match[2]], UTC)
+    else:
+        try:
+            when = datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise SwarmforgeError(
+                f"--since {text}: neither an ISO time (2026-06-15T14:05:31Z) "
+                "nor a duration (30s, 10m, 2h, 1d)."
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)  # as the log's own times are
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _root(option: str | None) -> str:
+    from swarmforge.cli.common import project_root
+    from swarmforge.roletable import worktree_top
+
+    if option:
+        return os.path.realpath(project_root(option))
+    try:
+        return os.path.realpath(project_root(None))
+    except SwarmforgeError:
+        # No swarm was ever started here: planned runs log their events all the same.
+        top = worktree_top(os.getcwd())
+        return os.path.realpath(top if top is not None else os.getcwd())
+
+
+class Swarm:
+    """The swarm `--follow` follows, and whether it still runs."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.run_id = self._running()
+        self.checked = time.monotonic()
+
+    def _running(self) -> str | None:
+        from swarmforge.swarm import runrecord
+        from swarmforge.swarm.teardown import is_running
+
+        record = runrecord.load(self.root)
+        if record is None or record.state != "running" or not is_running(self.root, record):
+            return None
+        return record.run_id
+
+    def ended(self, seen: list[dict[str, object]]) -> bool:
+        """True once the swarm has stopped: its swarm-down is among `seen`, or it is gone."""
+        if any(e.get("kind") == "swarm-down" and e.get("run_id") == self.run_id for e in seen):
+            return True
+        if time.monotonic() - self.checked < CHECK:
+            return False
+        self.checked = time.monotonic()
+        return self._running() != self.run_id
+
+
+def _events(ns: argparse.Namespace) -> int:
+    from swarmforge import events
+
+    root = _root(ns.project)
+    path = events.log_path(root)
+    since = since_stamp(ns.since, time.time()) if ns.since else None
+    swarm = Swarm(root) if ns.follow and not ns.forever else None
+    if swarm is not None and swarm.run_id is None:
+        print(
+            f"no swarm is running in {root}: printing what is there (--forever waits for more)",
+            file=sys.stderr,
+        )
+        swarm = None
+    following = ns.forever or swarm is not None
+    offset = lines = 0
+    draining = False
+    while True:
+        chunk = events.read(path, offset, lines)
+        offset, lines = chunk.end, chunk.lines
+        for number, why in chunk.bad:
+            print(f"{path}, line {number}: {why}, skipped", file=sys.stderr, flush=True)
+        for event in chunk.events:
+            if since is None or str(event["ts"]) >= since:
+                text = _json(event) if ns.json else events.line(event)
+                print(text, flush=True)
+        if not following or draining:
+            return EXIT_OK
+        if swarm is not None and swarm.ended(chunk.events):
+            draining = True  # one more read: what was appended while it stopped
+            continue
+        _wait(path, offset)
+
+
+def _json(event: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(event, separators=(",", ":"))
+
+
+def _wait(path: str, offset: int) -> None:
+    """Sleep until the log grows past `offset`, or POLL seconds."""
+    deadline = time.monotonic() + POLL
+    while time.monotonic() < deadline:
+        try:
+            if os.stat(path).st_size > offset:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
