@@ -42,7 +42,7 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
         "-n",
         "SwarmForge Coder",
         "--settings",
-        HELPERS_JSON,
+        agents.claude_settings(True),
         "--model",
         "opus 4",
         "--",
@@ -50,10 +50,13 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
     ]
 
 
-def test_claude_without_allow_helpers_gets_no_settings() -> None:
+def test_claude_without_allow_helpers_gets_only_its_state_hooks() -> None:
     argv = agent_argv(role("window coder claude coder"), NO_HELPERS)
-    assert "--settings" not in argv
-    assert argv[-4:] == ["-n", "SwarmForge Coder", "--", TEXT]
+    settings = json.loads(argv[argv.index("--settings") + 1])
+    assert "permissions" not in settings and set(settings["hooks"]) == set(agents.CLAUDE_HOOKS)
+    assert argv[-2:] == ["--", TEXT]
+    hooks = json.loads(agents.claude_settings(True))["hooks"]["Stop"][0]["hooks"]
+    assert hooks == [{"type": "command", "command": "swarmforge agent-state --agent claude"}]
 
 
 def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
@@ -65,7 +68,7 @@ def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
 
 
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
-    shell = ["-c", "allow_login_shell=false"]
+    shell = ["-c", "allow_login_shell=false", *agents.CODEX_NOTIFY]
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",
@@ -155,6 +158,7 @@ def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
         TREE,
         "-c",
         "allow_login_shell=false",
+        *agents.CODEX_NOTIFY,
         "--note",
         "a; rm -rf / #",
         "--",
@@ -215,7 +219,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        HELPERS_JSON,
+        agents.claude_settings(True),
         "--allowedTools",
         "Edit",
         "Read",
@@ -231,6 +235,8 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         PROMPT_FILE,
         "--permission-mode",
         "acceptEdits",
+        "--settings",
+        agents.claude_settings(False),
         "--",
         "p",
     ]
@@ -258,7 +264,7 @@ def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> Non
 def test_a_prompt_too_long_for_one_argument_goes_on_stdin() -> None:
     long = PRINTOUT + "x" * agents.MAX_PROMPT_ARG
     claude = agents.item_invocation(role("window coder claude coder"), LAUNCH, long)
-    assert claude.argv[-2:] == ["--settings", HELPERS_JSON]
+    assert claude.argv[-2:] == ["--settings", agents.claude_settings(True)]
     assert claude.stdin == f"{TEXT}\n{agents.HEADLESS_NOTE}\n{long}".encode()
     codex = agents.item_invocation(role("window coder codex coder"), LAUNCH, long)
     assert codex.argv[-2:] == ["--", "-"] and codex.stdin == claude.stdin

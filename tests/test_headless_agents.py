@@ -78,7 +78,7 @@ def test_headless_claude_and_codex_roles_run_the_loop(swarm: Swarm) -> None:
 def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
     coder = swarm.command("coder", "tmux")
     assert coder[0] == "claude" and "-p" not in coder
-    assert coder[coder.index("--settings") + 1] == agents.helper_settings()
+    assert coder[coder.index("--settings") + 1] == agents.claude_settings(True)
     assert coder[-1] == prompts.instruction_text("coder")
     fixer = swarm.command("fixer", "tmux")
     assert fixer == [
@@ -87,6 +87,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
         swarm.records["fixer"].path,
         "-c",
         "allow_login_shell=false",
+        *agents.CODEX_NOTIFY,
         "-m",
         "o3",
         "--",
@@ -119,13 +120,15 @@ def test_a_missing_agent_is_reported_when_the_role_starts(swarm: Swarm, tmp_path
         swarm.command("fixer", "headless")
 
 
-def test_allow_helpers_false_leaves_claude_without_settings(swarm: Swarm) -> None:
+def test_allow_helpers_false_leaves_claude_only_its_state_hooks(swarm: Swarm) -> None:
     Path(swarm.root, "swarmforge", "swarmforge.toml").write_text(
         "[roles.coder]\nallow_helpers = false\n"
     )
-    assert "--settings" not in swarm.command("coder", "tmux")
+    only_hooks = agents.claude_settings(False)
+    tmux = swarm.command("coder", "tmux")
+    assert tmux[tmux.index("--settings") + 1] == only_hooks
     invocation = item_command(swarm.root, swarm.config, swarm.records["coder"])("TASK: x\n")
-    assert "--settings" not in invocation.argv
+    assert invocation.argv[invocation.argv.index("--settings") + 1] == only_hooks
 
 
 def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: Swarm) -> None:
@@ -146,7 +149,7 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
             "--permission-mode",
             "acceptEdits",
             "--settings",
-            agents.helper_settings(),
+            agents.claude_settings(True),
             "--model",
             "sonnet",
             "--",

@@ -85,6 +85,23 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         if name != "supervise":
             hidden.add_argument("role")
         hidden.set_defaults(handler=handler)
+    # Run by an agent's hooks or notify program (agenthint.py): never by people.
+    state = sub.add_parser("agent-state")
+    state.add_argument("--agent", choices=("claude", "codex"), required=True)
+    state.add_argument("document", nargs="?", help="codex's JSON argument (claude: stdin)")
+    state.set_defaults(handler=_agent_state)
+
+
+def _agent_state(ns: argparse.Namespace) -> int:
+    """Record an agent's hint; always exit 0, since a failing hook would disturb the agent."""
+    from swarmforge.swarm import agenthint
+
+    try:
+        document = ns.document if ns.document is not None else sys.stdin.read()
+        agenthint.record(dict(os.environ), ns.agent, document)
+    except (OSError, ValueError, SwarmforgeError):
+        pass  # a hint is only evidence: losing one never stops the agent
+    return EXIT_OK
 
 
 def _root(ns: argparse.Namespace) -> str:
@@ -196,6 +213,10 @@ def _status(ns: argparse.Namespace) -> int:
             f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
             f"failed {role.failed_items}  {role.branch}"
         )
+        if role.agent_state is not None:
+            shown = role.agent_state
+            code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
+            print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
         for line in _process_lines(role.process):
             print(f"    {line}")
     if state.tmux_socket:

@@ -5,21 +5,27 @@ prompt file is SwarmForge's instruction file (`.swarmforge/prompts/<role>.md`) a
 its text is given as the opening message:
 
     claude --append-system-prompt-file <file> --permission-mode acceptEdits
-           -n "SwarmForge <Display>" [--settings <helpers>] [extra...] -- <text>
-    codex -C <worktree> -c allow_login_shell=false [extra...] -- <text>
+           -n "SwarmForge <Display>" --settings <hooks+helpers> [extra...] -- <text>
+    codex -C <worktree> -c allow_login_shell=false -c notify=[...] [extra...] -- <text>
     copilot -C <worktree> --name "SwarmForge <Display>" [extra...] -i <text>
     grok --cwd <worktree> --permission-mode acceptEdits|bypassPermissions [extra...]
          --rules <text> --verbatim <text>
 
 The `--` before the text keeps an extra option that takes several values
 (claude's `--allowedTools`, codex's `-i`) from swallowing it. Two additions run
-agents unattended. claude gets `--settings '<helpers>'`, a JSON
+agents unattended. claude gets `--settings '<json>'`, a JSON
 object allowing exactly the swarm's helper scripts (`swarm_handoff.sh`,
 `ready_for_next.sh`, ... : `{"permissions": {"allow": ["Bash(swarm_handoff.sh:*)",
 ...]}}`) so they run without an approval prompt, unless the role's `allow_helpers`
 setting is false. codex gets `-c allow_login_shell=false`: it runs shell commands
 through a login shell, and a login shell's profile may reset PATH and hide the
 helpers.
+
+Both report their state (agenthint.py): claude's `--settings` always carries
+`hooks` (UserPromptSubmit, PreToolUse, PostToolUse, Notification, Stop) that run
+`swarmforge agent-state --agent claude`, and an interactive codex gets
+`-c notify=["swarmforge", "agent-state", "--agent", "codex"]`, which codex runs with
+a JSON argument when a turn ends.
 
 grok gets `bypassPermissions` when the extra arguments ask for full autonomy
 (`--yolo`, `--always-approve` or `--permission-mode bypassPermissions`).
@@ -31,7 +37,7 @@ once per task or batch; the prompt is the instruction text, a note that the item
 is completed when the agent exits, then the ready printout:
 
     claude -p --append-system-prompt-file <file> --permission-mode acceptEdits
-           [--settings <helpers>] [extra...] -- <prompt>
+           --settings <hooks+helpers> [extra...] -- <prompt>
     codex exec -C <worktree> -c allow_login_shell=false [extra...] -- <prompt>
 
 A prompt too long for one argument (Linux caps one at 128 KiB) is given on stdin
@@ -58,6 +64,12 @@ from swarmforge.swarm.roster import RoleSpec
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
 HEADLESS_AGENTS = ("claude", "codex")  # the agents with a non-interactive mode the loop drives
 CODEX_SHELL = ("-c", "allow_login_shell=false")
+# The swarm's `swarmforge` comes first on every role's PATH (shims.py). A hook that
+# fails is reported by claude and ignored; only exit status 2 would block a tool call.
+STATE_CALLBACK = "swarmforge agent-state --agent claude"
+CLAUDE_HOOKS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop")
+# codex runs this program with a JSON argument at the end of every turn.
+CODEX_NOTIFY = ("-c", 'notify=["swarmforge", "agent-state", "--agent", "codex"]')
 # Linux refuses a single argument longer than 32 pages (MAX_ARG_STRLEN); stay well below.
 MAX_PROMPT_ARG = 100_000
 HEADLESS_NOTE = (
@@ -101,8 +113,22 @@ def helper_settings() -> str:
     return json.dumps({"permissions": {"allow": allow}})
 
 
+def state_hooks() -> dict[str, object]:
+    """claude's `hooks` settings that report its state to swarmforge (see agenthint.py)."""
+    hook = {"type": "command", "command": STATE_CALLBACK}
+    return {event: [{"matcher": "", "hooks": [hook]}] for event in CLAUDE_HOOKS}
+
+
+def claude_settings(allow_helpers: bool) -> str:
+    """claude's `--settings` JSON: the state hooks, and the helpers allowed if `allow_helpers`."""
+    settings: dict[str, object] = {"hooks": state_hooks()}
+    if allow_helpers:
+        settings = json.loads(helper_settings()) | settings
+    return json.dumps(settings)
+
+
 def _claude_settings(launch: Launch) -> list[str]:
-    return ["--settings", helper_settings()] if launch.allow_helpers else []
+    return ["--settings", claude_settings(launch.allow_helpers)]
 
 
 def _title(role: RoleSpec) -> str:
@@ -131,6 +157,7 @@ def _codex(role: RoleSpec, launch: Launch) -> list[str]:
         "-C",
         launch.worktree_path,
         *CODEX_SHELL,
+        *CODEX_NOTIFY,
         *role.extra_args,
         "--",
         launch.prompt_text,

@@ -6,7 +6,8 @@ So a pane runs this supervisor rather than the agent itself: it starts the agent
 with the role's whole environment (the helpers first on PATH, the run's tags,
 the port), records each start and exit for `status` (exit code, time and the
 pane's last lines), and restarts an agent that failed, as the role's `restart`
-setting says, with growing pauses.
+setting says, with growing pauses. A thread records the agent's state
+(agentprobe.py) every few seconds, so each change is recorded near its time.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.dispatcher import Waker
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import lifecycle, placement, roles, runrecord
+from swarmforge.swarm import agentprobe, lifecycle, placement, roles, runrecord
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.tmux import Tmux
@@ -50,7 +52,10 @@ class Supervisor:
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
         self.env = placement.role_env(root, record.run_id, role)
         self.argv = roles.command(root, config, role, self.env, "tmux")
-        self.policy = load_settings(root, config.names).role(name).restart
+        settings = load_settings(root, config.names)
+        self.policy = settings.role(name).restart
+        self.stall_after = settings.stall.seconds
+        self.done = threading.Event()
         self.child: proc.Started | None = None
         self.stopping = False
         self.waker = Waker()
@@ -62,6 +67,14 @@ class Supervisor:
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
+    def _refresh(self) -> None:
+        agentprobe.refresh_roles(self.root, (self.name,), self.stall_after)
+
+    def _watch(self) -> None:
+        """Record the agent's state every few seconds until the supervisor ends."""
+        while not self.done.wait(agentprobe.EVERY):
+            self._refresh()
+
     def _run_once(self, restarts: int) -> int:
         """Start the agent and wait for it; its exit code (127 if it could not start)."""
         try:
@@ -72,6 +85,7 @@ class Supervisor:
             self.child = None
             return _cannot_start(self.argv, exc)
         lifecycle.started(self.root, self.name, self.run_id, self.child.pid, restarts)
+        self._refresh()
         return shell_status(self.child.wait())
 
     def serve(self) -> int:
@@ -80,6 +94,14 @@ class Supervisor:
             signal.signal(signum, self.stop)
         # Ctrl-C in the pane is for the agent; a handler (not SIG_IGN) is reset by exec.
         signal.signal(signal.SIGINT, lambda signum, frame: None)
+        # A daemon thread: it only reads evidence and writes the state record.
+        threading.Thread(target=self._watch, name="agent-state", daemon=True).start()
+        try:
+            return self._serve()
+        finally:
+            self.done.set()
+
+    def _serve(self) -> int:
         restarts = 0
         while True:
             code = self._run_once(restarts)
@@ -88,6 +110,7 @@ class Supervisor:
             pause = lifecycle.restart_pause(self.policy, code, restarts)
             tail = _screen_tail(self.root)
             lifecycle.exited(self.root, self.name, self.run_id, code, tail, pause)
+            self._refresh()
             if pause is None:
                 return code
             print(

@@ -4,7 +4,8 @@ It is started detached by `up`, holds `.swarmforge/runner.lock` for its life,
 records each role process's start and exit for `status`, restarts one that
 failed as the role's `restart` setting says (with a growing pause), and on
 SIGTERM ends every role's whole process tree before it exits. If it is killed with SIGKILL,
-its roles' processes carry the run's tag, so `gc` or the next `up` finds them.
+its roles' processes carry the run's tag, so `gc` or the next `up` finds them. Every
+few seconds it records each role's agent state (agentprobe.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.dispatcher import Waker
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import lifecycle, placement, roles, runrecord, tagging
+from swarmforge.swarm import agentprobe, lifecycle, placement, roles, runrecord, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import Restart, load_settings
 
@@ -67,7 +68,7 @@ def _logger(root: str) -> logging.Logger:
     return logfile.logger(f"runner:{root}", placement.log_file(root, "runner"))
 
 
-def _children(root: str) -> tuple[str, dict[str, Child]]:
+def _children(root: str) -> tuple[str, dict[str, Child], float]:
     record = runrecord.load(root)
     if record is None:
         raise SwarmforgeError(f"No run to supervise in {root}: run `swarmforge up`.")
@@ -83,7 +84,7 @@ def _children(root: str) -> tuple[str, dict[str, Child]]:
             placement.log_file(root, role.name),
             settings.role(role.name).restart,
         )
-    return record.run_id, out
+    return record.run_id, out, settings.stall.seconds
 
 
 def _save_pids(root: str, children: dict[str, Child]) -> None:
@@ -110,7 +111,8 @@ def serve(root: str) -> None:
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
-        run_id, children = _children(root)
+        run_id, children, stall_after = _children(root)
+        names = tuple(children)
         try:
             for name, child in children.items():
                 pid = child.start()
@@ -119,9 +121,13 @@ def serve(root: str) -> None:
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the run record is complete by then.
             fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
+            refreshed = 0.0
             while not stopping:
                 if _restart_exited(root, run_id, children, log):
                     _save_pids(root, children)
+                if time.monotonic() - refreshed >= agentprobe.EVERY:
+                    agentprobe.refresh_roles(root, names, stall_after)
+                    refreshed = time.monotonic()
                 waker.wait(CHECK_SECONDS)
         finally:
             # Every role at once: their shutdowns overlap instead of adding up.

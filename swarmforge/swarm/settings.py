@@ -7,6 +7,9 @@ role for now::
     restart = "on-failure"   # restart an agent that exits with an error (with backoff), or "never"
     allow_helpers = true     # claude: the swarm's helper scripts run without an approval prompt
 
+    [stall]
+    after = "15m"            # an agent with an item in process and no activity this long is stalled
+
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
 says, or the key.
@@ -15,9 +18,10 @@ says, or the key.
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from swarmforge.errors import CorruptFile
 from swarmforge.records import parse_toml_model
@@ -25,6 +29,38 @@ from swarmforge.records import parse_toml_model
 SETTINGS_FILE = os.path.join("swarmforge", "swarmforge.toml")
 
 Restart = Literal["never", "on-failure"]
+DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds of a duration such as `15m`, `90s` or `1h30m`; ValueError naming the value."""
+    match = DURATION.fullmatch(text.strip())
+    if not text.strip() or match is None:
+        raise ValueError(f"'{text}' is not a duration: write it like 90s, 15m or 1h30m")
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError(f"'{text}' is not a duration longer than zero")
+    return float(total)
+
+
+class StallSettings(BaseModel):
+    """When an agent with work in hand and no activity counts as stalled."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    after: str = "15m"
+
+    @field_validator("after")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        duration_seconds(value)
+        return value
+
+    @property
+    def seconds(self) -> float:
+        """The threshold in seconds."""
+        return duration_seconds(self.after)
 
 
 class RoleSettings(BaseModel):
@@ -42,6 +78,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     roles: dict[str, RoleSettings] = {}
+    stall: StallSettings = StallSettings()
 
     def role(self, name: str) -> RoleSettings:
         """The settings of role `name` (the defaults when the file does not mention it)."""

@@ -13,9 +13,10 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import lifecycle, runrecord, tagging
+from swarmforge.swarm import agentprobe, lifecycle, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+from swarmforge.swarm.settings import StallSettings, load_settings
 from swarmforge.swarm.teardown import is_running
 
 
@@ -81,6 +82,19 @@ class Process:
 
 
 @dataclass(frozen=True)
+class AgentState:
+    """A role's agent state (agentstate.py): what it does, since when, and why we think so."""
+
+    state: str  # starting, working, waiting, idle, stalled or exited
+    since: str
+    reason: str
+    exit_code: int | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class RoleStatus:
     """Everything `status` shows about one role."""
 
@@ -99,10 +113,12 @@ class RoleStatus:
     failed_items: int
     undeliverable: int
     worktree_missing: bool
+    agent_state: AgentState | None = None  # None while the run is stopped
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
         shown["process"] = self.process.as_json()
+        shown["agent_state"] = self.agent_state.as_json() if self.agent_state else None
         shown["current"] = self.current.as_json() if self.current else None
         return shown
 
@@ -217,7 +233,26 @@ def rescues(root: str) -> list[str]:
     return result.stdout.decode().split() if result.ok else []
 
 
-def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> RoleStatus:
+def _agent_state(
+    root: str, record: RunRecord, role: RoleRecord, stall_after: float
+) -> AgentState | None:
+    if record.state != "running":
+        return None
+    judged = agentprobe.refresh(root, record, role, stall_after, write=False)
+    return AgentState(judged.state, judged.since, judged.reason, judged.exit_code)
+
+
+def stall_seconds(root: str) -> float:
+    """The project's stall threshold; the default when swarmforge.toml cannot be read."""
+    try:
+        return load_settings(root).stall.seconds
+    except CorruptFile:
+        return StallSettings().seconds  # `up` names the fault; a status view still works
+
+
+def role_status(
+    root: str, record: RunRecord, role: RoleRecord, now: float, stall_after: float | None = None
+) -> RoleStatus:
     """Everything `status` shows about one role."""
     box = Mailbox(role.path)
     exists = os.path.isdir(role.path)
@@ -239,6 +274,9 @@ def role_status(root: str, record: RunRecord, role: RoleRecord, now: float) -> R
         failed_items=_failed_items(box),
         undeliverable=len([n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]),
         worktree_missing=not exists,
+        agent_state=_agent_state(
+            root, record, role, stall_seconds(root) if stall_after is None else stall_after
+        ),
     )
 
 
@@ -257,12 +295,13 @@ def status(root: str) -> SwarmStatus:
     if record is None:
         return SwarmStatus(root, None, "none", daemon, [], rescues(root))
     now = time.time()
+    stall_after = stall_seconds(root)
     return SwarmStatus(
         project=root,
         run_id=record.run_id,
         state=record.state,
         daemon=daemon,
-        roles=[role_status(root, record, r, now) for r in record.roles],
+        roles=[role_status(root, record, r, now, stall_after) for r in record.roles],
         rescues=rescues(root),
         backend=record.backend,
         live=is_running(root, record),

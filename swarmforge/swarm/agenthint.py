@@ -1,0 +1,104 @@
+"""What an agent's own callbacks say of it: claude's hooks and codex's `notify` program.
+
+They run `swarmforge agent-state` (an internal subcommand) inside the role's
+environment, which names the project (`SWARMFORGE_PROJECT`) and the role
+(`SWARMFORGE_ROLE`). The callback writes the hint file and nothing else, quickly
+and with the standard library only: it runs at every tool call of a claude
+agent. A hint is evidence that agentstate.py combines with the rest; it never
+fails the agent that sent it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+
+from swarmforge import fsutil
+from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import AGENTS_DIR
+
+HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of themselves
+CLAUDE_WORKING = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+CLAUDE_IDLE_NOTICES = ("idle_prompt",)  # its reminder after a while without input
+
+
+def hint_path(root: str, role: str) -> str:
+    """Where the last word of `role`'s agent about itself is kept."""
+    return os.path.join(root, AGENTS_DIR, f"{role}.hint.json")
+
+
+@dataclass(frozen=True)
+class Hint:
+    """What an agent's own callback said last: a state, when (epoch seconds), which callback."""
+
+    state: str
+    at: float
+    source: str
+
+
+def write_hint(root: str, role: str, state: str, source: str, when: float | None = None) -> None:
+    """Record what `role`'s agent says of itself."""
+    if state not in HINTS:
+        raise SwarmforgeError(f"Unknown agent state '{state}': expected one of {', '.join(HINTS)}")
+    path = hint_path(root, role)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    at = time.time() if when is None else when
+    data = json.dumps({"state": state, "at": at, "source": source})
+    fsutil.atomic_write(path, data.encode() + b"\n", durable=False)
+
+
+def read_hint(root: str, role: str) -> Hint | None:
+    """The last hint of `role`, or None (none, or damaged: a hint is only evidence)."""
+    try:
+        with open(hint_path(root, role), "rb") as f:
+            raw = json.loads(f.read())
+        hint = Hint(str(raw["state"]), float(raw["at"]), str(raw["source"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return hint if hint.state in HINTS else None
+
+
+def from_claude(payload: dict[str, object]) -> tuple[str, str] | None:
+    """The state and source a claude hook's JSON input says, or None for other hooks."""
+    event = str(payload.get("hook_event_name", ""))
+    if event in CLAUDE_WORKING:
+        return "working", f"claude {event}"
+    if event == "Stop":
+        return "idle", "claude Stop"
+    if event == "Notification":
+        kind = str(payload.get("notification_type", ""))
+        message = str(payload.get("message", ""))
+        if kind in CLAUDE_IDLE_NOTICES or "waiting for your input" in message:
+            return "idle", "claude Notification"
+        return "waiting", "claude Notification"
+    return None
+
+
+def from_codex(payload: dict[str, object]) -> tuple[str, str] | None:
+    """The state and source of a codex `notify` call's JSON argument, or None."""
+    kind = str(payload.get("type", ""))
+    if kind == "agent-turn-complete":
+        return "idle", "codex notify"
+    if kind == "approval-requested":
+        return "waiting", "codex notify"
+    return None
+
+
+def record(env: dict[str, str], agent: str, document: str) -> bool:
+    """Write the hint that `document` (a hook's input, a notify argument) gives; True if any."""
+    root, role = env.get("SWARMFORGE_PROJECT"), env.get("SWARMFORGE_ROLE")
+    if not root or not role:
+        return False  # not started by a swarm: nothing to record
+    try:
+        payload = json.loads(document)
+    except ValueError:
+        return False
+    if not isinstance(payload, dict):
+        return False
+    said = from_claude(payload) if agent == "claude" else from_codex(payload)
+    if said is None:
+        return False
+    write_hint(root, role, *said)
+    return True
