@@ -13,6 +13,7 @@ from types import FrameType
 import psutil
 
 from swarmforge import fsutil, logfile, proc, roletable
+from swarmforge.alerts import Follower
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
@@ -89,6 +90,9 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
         signal.signal(signum, on_signal)
     watcher = Watcher(daemon.changed)
     watcher.start()
+    # Notifications follow the event log, whose appends wake this loop: it lies in the
+    # same directory as roles.tsv.
+    follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
     delivered = 0
     first = True
     swept = time.monotonic()
@@ -98,6 +102,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 watcher.watch([*daemon.outboxes(), os.path.dirname(paths.roles), paths.dir])
                 first = False
             delivered += len(daemon.run_once())
+            follower.poll()
             if daemon.stop_requested():
                 break
             if time.monotonic() - swept > SWEEP_SECONDS:
@@ -106,6 +111,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             daemon.wait()
     finally:
         watcher.stop()
+        follower.wait()  # notifications on their way are sent, not lost with the daemon
     return delivered
 
 

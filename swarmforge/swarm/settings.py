@@ -10,6 +10,10 @@ role for now::
     [stall]
     after = "15m"            # an agent with an item in process and no activity this long is stalled
 
+    [notify]
+    command = ["notify-send", "swarmforge"]   # run with the event as JSON on stdin
+    on = ["waiting", "stalled", "exited", "handoff-failed", "run-finished"]
+
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
 says, or the key.
@@ -63,6 +67,22 @@ class StallSettings(BaseModel):
         return duration_seconds(self.after)
 
 
+class NotifySettings(BaseModel):
+    """A command of the user's to run on chosen events (see swarmforge/alerts.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: list[str] = []
+    on: list[str] = ["waiting", "stalled", "exited", "handoff-failed", "run-finished"]
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: list[str]) -> list[str]:
+        if value and not value[0].strip():
+            raise ValueError("the command's first word, the program, is empty")
+        return value
+
+
 class RoleSettings(BaseModel):
     """The settings of one role."""
 
@@ -79,6 +99,7 @@ class Settings(BaseModel):
 
     roles: dict[str, RoleSettings] = {}
     stall: StallSettings = StallSettings()
+    notify: NotifySettings = NotifySettings()
 
     def role(self, name: str) -> RoleSettings:
         """The settings of role `name` (the defaults when the file does not mention it)."""

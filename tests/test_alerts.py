@@ -1,0 +1,84 @@
+"""Notifications: the user's command, run in the background on chosen events, bursts coalesced."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from swarmforge.alerts import Alerts, payload, trigger_of
+from swarmforge.handoff.mailbox import Box
+from tests.support import Project, retry_until
+from tests.support import run_cli as sf
+
+# Appends what it reads on stdin, as one line, to the file named by its argument.
+RECORDER = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
+
+
+def recorded(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_triggers_name_states_and_kinds() -> None:
+    chosen = ["waiting", "exited", "handoff-failed", "run-finished"]
+    assert trigger_of({"kind": "agent-state", "state": "waiting"}, chosen) == "waiting"
+    assert trigger_of({"kind": "agent-state", "state": "working"}, chosen) is None
+    assert trigger_of({"kind": "agent-exited", "exit_code": 3}, chosen) == "exited"
+    assert trigger_of({"kind": "handoff-failed"}, chosen) == "handoff-failed"
+    assert trigger_of({"kind": "handoff-delivered"}, chosen) is None
+    assert trigger_of({"kind": "agent-state", "state": "stalled"}, chosen) is None
+
+
+def test_each_event_notifies_once_and_a_burst_once(tmp_path: Path) -> None:
+    out = tmp_path / "notes"
+    problems: list[str] = []
+    alerts = Alerts(
+        [sys.executable, "-c", RECORDER, str(out)],
+        ["handoff-failed", "exited"],
+        cwd=str(tmp_path),
+        log=problems.append,
+        burst=0.2,
+    )
+    failed = [{"ts": f"t{n}", "kind": "handoff-failed", "name": f"{n}.handoff"} for n in range(5)]
+    started = time.monotonic()
+    alerts.feed([*failed, {"ts": "t9", "kind": "handoff-delivered"}])
+    alerts.feed([{"ts": "t10", "kind": "agent-exited", "role": "qa", "exit_code": 3}])
+    assert time.monotonic() - started < 0.2, "feeding never waits for a command"
+    retry_until(lambda: len(recorded(out)) == 2)
+    alerts.wait()
+    notes = sorted(recorded(out), key=lambda n: str(n["trigger"]))
+    assert notes == [
+        {"trigger": "exited", "ts": "t10", "kind": "agent-exited", "role": "qa", "exit_code": 3},
+        payload("handoff-failed", failed),
+    ]
+    assert notes[1]["count"] == 5 and problems == []
+
+
+def test_a_failing_or_missing_command_is_logged_and_nothing_else(tmp_path: Path) -> None:
+    problems: list[str] = []
+    for command in (["sh", "-c", "echo no display >&2; exit 4"], [str(tmp_path / "missing")]):
+        alerts = Alerts(command, ["run-finished"], cwd=str(tmp_path), log=problems.append, burst=0)
+        alerts.feed([{"ts": "t", "kind": "run-finished", "run_id": "r1"}])
+        alerts.wait()
+    assert problems[0] == "notification for run-finished: sh exited 4: no display"
+    assert problems[1].startswith(f"notification for run-finished could not start {tmp_path}/")
+
+
+def test_the_daemon_notifies_a_failed_delivery_with_the_event(project: Project) -> None:
+    out = project.root / "notes"
+    settings = project.root / "swarmforge" / "swarmforge.toml"
+    settings.parent.mkdir(exist_ok=True)
+    command = json.dumps([sys.executable, "-c", RECORDER, str(out)])
+    settings.write_text(f'[notify]\ncommand = {command}\non = ["handoff-failed"]\n')
+    assert sf("daemon", "start", "--notify", "none", cwd=project.root).returncode == 0
+    try:
+        outbox = project.box("coder", Box.OUTBOX)
+        outbox.mkdir(parents=True, exist_ok=True)
+        (outbox / "not-a-gate-name.handoff").write_text("from: coder\n\nx\n")
+        retry_until(lambda: len(recorded(out)) == 1, timeout=30)
+    finally:
+        assert sf("daemon", "stop", cwd=project.root).returncode == 0
+    (note,) = recorded(out)
+    assert note["trigger"] == "handoff-failed" and note["kind"] == "handoff-failed"
+    assert note["name"] == "not-a-gate-name.handoff" and "file name" in str(note["reason"])
