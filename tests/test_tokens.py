@@ -95,3 +95,46 @@ def test_a_claude_message_written_in_pieces_is_counted_once(tmp_path: Path) -> N
     assert role_tokens("aider", {}, cwd, since) is None
     os.utime(directory / "session.jsonl", (0, 0))  # untouched since long before: not read
     assert role_tokens("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, since) == Tokens()
+
+
+def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path) -> None:
+    from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+    from swarmforge.swarm.state import role_status
+
+    config_dir = tmp_path / "claude-home"
+    cwd = str(tmp_path / "project")
+    directory = Path(claude_project_dir(str(config_dir), cwd))
+    directory.mkdir(parents=True)
+    spoken = {"input_tokens": 7, "output_tokens": 3}
+    lines = [
+        {"type": "assistant", "cwd": cwd, "timestamp": stamp, "message": {"id": i, "usage": spoken}}
+        for i, stamp in (("a", "2026-01-01T00:00:00Z"), ("b", "2026-06-01T00:00:00Z"))
+    ]
+    (directory / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    role = RoleRecord(
+        name="coder",
+        agent="claude",
+        worktree="master",
+        path=cwd,
+        branch="main",
+        port=4000,
+        mode="task",
+        session="swarmforge-coder",
+        env={"CLAUDE_CONFIG_DIR": str(config_dir)},
+    )
+    record = RunRecord(
+        run_id="r1",
+        project=cwd,
+        backend="headless",
+        state="stopped",
+        started_at="2026-03-01T00:00:00Z",  # after message a, before b
+        roles=[role],
+    )
+    shown = role_status(cwd, record, role, time.time()).as_json()
+    assert shown["tokens"] == {
+        "input": 7,
+        "output": 3,
+        "cache_read": 0,
+        "cache_write": 0,
+        "total": 10,
+    }

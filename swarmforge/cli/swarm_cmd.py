@@ -217,6 +217,12 @@ def _status(ns: argparse.Namespace) -> int:
             shown = role.agent_state
             code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
             print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
+        if role.tokens is not None and role.tokens.total:
+            spent = role.tokens
+            print(
+                f"    tokens {spent.total:,}: in {spent.input:,}, out {spent.output:,}, "
+                f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
+            )
         for line in _process_lines(role.process):
             print(f"    {line}")
     if state.tmux_socket:

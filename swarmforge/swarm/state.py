@@ -13,11 +13,12 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import agentprobe, lifecycle, runrecord, tagging
+from swarmforge.swarm import agentprobe, lifecycle, placement, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 from swarmforge.swarm.settings import StallSettings, load_settings
 from swarmforge.swarm.teardown import is_running
+from swarmforge.swarm.tokens import Tokens, role_tokens
 
 
 def _age(stamp: str | None, now: float) -> int | None:
@@ -114,12 +115,14 @@ class RoleStatus:
     undeliverable: int
     worktree_missing: bool
     agent_state: AgentState | None = None  # None while the run is stopped
+    tokens: Tokens | None = None  # spent since the run started; None: not known for its agent
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
         shown["process"] = self.process.as_json()
         shown["agent_state"] = self.agent_state.as_json() if self.agent_state else None
         shown["current"] = self.current.as_json() if self.current else None
+        shown["tokens"] = self.tokens.as_json() if self.tokens else None
         return shown
 
 
@@ -277,7 +280,18 @@ def role_status(
         agent_state=_agent_state(
             root, record, role, stall_seconds(root) if stall_after is None else stall_after
         ),
+        tokens=_tokens(root, record, role),
     )
+
+
+def _tokens(root: str, record: RunRecord, role: RoleRecord) -> Tokens | None:
+    """What the role's agent spent since the run started, from its own session files."""
+    try:
+        since = calendar.timegm(time.strptime(record.started_at, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return None
+    env = placement.role_env(root, record.run_id, role)
+    return role_tokens(role.agent, env, role.path, float(since))
 
 
 def _names(directory: str) -> list[str]:
