@@ -1,10 +1,11 @@
 """Every child process swarmforge starts: one environment policy, decided by exit code.
 
-Three shapes, all through here:
+Four shapes, all through here:
   `run`     run to completion with captured output (the helpers' git calls);
   `start`   start and supervise: a `subprocess.Popen` to wait on, kill or read
             (`output` and `run_in` are `start` run to completion);
-  `detach`  start in the background, in its own session, adopted by init.
+  `detach`  start in the background, in its own session, adopted by init;
+  `replace` exec in place of this process, on the user's terminal.
 
 The policy (`environment`): a child inherits our environment, or the one given,
 less the variables that locate a git repository (`LOCAL_GIT_VARS`), plus the
@@ -29,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Mapping
-    from typing import TypeAlias
+    from typing import NoReturn, TypeAlias
 
     Started: TypeAlias = subprocess.Popen[bytes]
 
@@ -301,3 +302,30 @@ def detach(
     if shell.returncode != 0 or not pid.isdigit():
         raise SwarmforgeError(f"Cannot start '{argv[0]}' in the background.")
     return int(pid)
+
+
+def replace(argv: list[str], *, env: Mapping[str, str] | None = None) -> NoReturn:
+    """Run `argv` in place of this process, on our terminal (`swarmforge attach`); never returns.
+
+    The fourth shape: the program takes over the terminal and its exit is the
+    command's, with nothing of ours left waiting. Same policy as the others: the
+    environment less `LOCAL_GIT_VARS`, and the signals Python ignores get their
+    default action back (an ignored signal stays ignored across exec).
+    """
+    import signal
+    import sys
+
+    exe = which(argv[0])
+    if exe is None:
+        raise SwarmforgeError(
+            f"Cannot find '{argv[0]}' on PATH.", hint=f"Install {argv[0]} or add it to PATH."
+        )
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(exe, argv, environment(env))
+    except OSError as exc:
+        raise SwarmforgeError(f"Cannot run '{argv[0]}': {exc.strerror}.") from None

@@ -57,6 +57,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import events_cmd
 
     events_cmd.add(sub)
+    from swarmforge.cli import attach_cmd
+
+    attach_cmd.add(sub)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -226,7 +227,10 @@ def _status(ns: argparse.Namespace) -> int:
         for line in _process_lines(role.process):
             print(f"    {line}")
     if state.tmux_socket:
-        print(f"  watch a role: tmux -L {state.tmux_socket} attach -t swarmforge-<role>")
+        from swarmforge.swarm.attach import attach_command
+
+        command = shlex.join(attach_command(state.project))
+        print(f"  get into a role: {command} ROLE  (every role, tiled: {command})")
     for ref in state.rescues:
         print(f"  rescued work: {ref}")
     return EXIT_OK

@@ -21,6 +21,8 @@ from swarmforge.roletable import SESSION_UNSAFE_CHARS
 
 WIDTH, HEIGHT = 220, 50
 KILL_TIMEOUT = 5.0
+# The user option naming what a pane of a tiled session shows (`start_tiled`).
+PANE_LABEL = "@swarmforge_label"
 # tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
 # name with one of these would not be found again under the name it was given.
 _NAME_FORBIDDEN = SESSION_UNSAFE_CHARS
@@ -192,6 +194,61 @@ class Tmux:
             if self._create(spec, WIDTH, HEIGHT):
                 created.append(spec.name)
         return created
+
+    def attach_argv(self, name: str, tmux: str = "tmux") -> list[str]:
+        """The command that attaches a terminal to session `name` (`tmux`: the binary to name)."""
+        return [tmux, "-L", self.socket, "attach-session", "-t", f"={name}"]
+
+    def kill_session(self, name: str) -> bool:
+        """End session `name`; False if there was none."""
+        return self._run(["kill-session", "-t", f"={name}"]).ok
+
+    def pane_labels(self, name: str) -> list[str] | None:
+        """The labels `start_tiled` gave the panes of session `name`, or None without it."""
+        result = self._run(["list-panes", "-s", "-t", f"={name}", "-F", f"#{{{PANE_LABEL}}}"])
+        return result.stdout.decode(errors="replace").splitlines() if result.ok else None
+
+    def start_tiled(self, name: str, panes: list[tuple[str, list[str]]]) -> bool:
+        """Create session `name` with one labelled pane per (label, argv), tiled; False if it
+        existed. It ends when its last client leaves (detaches or goes away)."""
+        if not panes:
+            raise SwarmforgeError(f"No panes given for tmux session '{name}'.")
+        for label, argv in panes:
+            _check(name, argv, {})
+            if not label or "#" in label:
+                raise SwarmforgeError(f"Invalid pane label {label!r} for '{name}'.")
+        target = f"={name}:"
+        (label, argv), rest = panes[0], panes[1:]
+        size = ["-x", str(WIDTH), "-y", str(HEIGHT)]
+        chain = [
+            ["new-session", "-d", "-s", name, *size, "--", *_command(argv)],
+            # Before the other panes start: a pane whose client ends leaves no dead pane.
+            ["set-option", "-w", "-t", target, "remain-on-exit", "off"],
+            ["set-option", "-p", "-t", target, PANE_LABEL, label],
+        ]
+        for label, argv in rest:
+            # The new pane becomes the active one, which `target` names next; tiling after
+            # every split keeps room for the next one.
+            chain += [
+                ["split-window", "-t", target, "--", *_command(argv)],
+                ["set-option", "-p", "-t", target, PANE_LABEL, label],
+                ["select-layout", "-t", target, "tiled"],
+            ]
+        # tmux ends a session with destroy-unattached when its last client leaves, and
+        # also at once when the client that made it with -d exits: set once one attached.
+        gone = f"set-option -t {target} destroy-unattached on"
+        chain += [
+            ["select-layout", "-t", target, "tiled"],
+            ["set-option", "-w", "-t", target, "pane-border-status", "top"],
+            ["set-option", "-w", "-t", target, "pane-border-format", f" #{{{PANE_LABEL}}} "],
+            ["set-hook", "-t", target, "client-attached", gone],
+        ]
+        result = self._run(*chain)
+        if result.ok:
+            return True
+        if self.has_session(name):
+            return False  # another caller created it meanwhile
+        raise self._error(f"start session '{name}'", result)
 
 
 def sleep_inhibitor_argv(
