@@ -78,8 +78,10 @@ class RoleEntry:
         )
 
 
-def _git_dir_of(top: str) -> str | None:
-    """The git dir of the worktree whose top is `top` (`.git` dir or `gitdir:` file)."""
+def git_dir_of(top: str) -> str | None:
+    """The git dir of the worktree whose top is `top`: its `.git` directory, or where its
+    `.git` file's `gitdir:` line points (relative to the file, as git 2.48's
+    worktree.useRelativePaths writes it); None if it has neither."""
     dot_git = os.path.join(top, ".git")
     if os.path.isdir(dot_git):
         return dot_git
@@ -88,9 +90,9 @@ def _git_dir_of(top: str) -> str | None:
             first = f.readline().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    if not first.startswith("gitdir: "):
+    if not first.startswith("gitdir:"):
         return None
-    return os.path.normpath(os.path.join(top, first[len("gitdir: ") :]))
+    return os.path.normpath(os.path.join(top, first.removeprefix("gitdir:").strip()))
 
 
 def common_dir(git_dir: str) -> str:
@@ -122,7 +124,7 @@ def find_root(cwd: str) -> str:
     if top is not None:
         if os.path.isfile(os.path.join(top, ROLES_TSV)):
             return top
-        git_dir = _git_dir_of(top)
+        git_dir = git_dir_of(top)
         if git_dir is not None:
             main = os.path.dirname(common_dir(git_dir))
             if os.path.isfile(os.path.join(main, ROLES_TSV)):

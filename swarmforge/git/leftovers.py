@@ -18,6 +18,7 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
+from swarmforge.roletable import git_dir_of
 
 
 def refuse_unless_leftover(
@@ -62,15 +63,9 @@ def _holds_files(directory: str) -> bool:
 
 def _points_to_admin(main: repo.MainRepo, dotgit: str) -> bool:
     """True when the `.git` file `dotgit` names a directory under `<common dir>/worktrees/`."""
-    try:
-        with open(dotgit, encoding="utf-8") as f:
-            text = f.read().strip()
-    except (OSError, UnicodeDecodeError):
+    gitdir = git_dir_of(os.path.dirname(dotgit))
+    if gitdir is None:
         return False
-    if not text.startswith("gitdir:"):
-        return False
-    # A relative gitdir (git 2.48's worktree.useRelativePaths) is relative to the file.
-    gitdir = os.path.join(os.path.dirname(dotgit), text.removeprefix("gitdir:").strip())
     admin = os.path.dirname(os.path.realpath(gitdir))
     return admin == os.path.join(main.common_dir, "worktrees")
 
