@@ -60,6 +60,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import attach_cmd
 
     attach_cmd.add(sub)
+    from swarmforge.cli import watch_cmd
+
+    watch_cmd.add(sub)
     return parser
 
 

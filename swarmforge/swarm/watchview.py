@@ -1,0 +1,233 @@
+"""`swarmforge watch`: a live terminal view of the swarm, read-only, built on Textual.
+
+The data comes from watchdata.py; this module only lays it out and maps keys. Reading
+the roles' status costs git calls per role, so it runs in a worker thread, never two
+at once, and the UI thread only paints what it returns.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from functools import partial
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static
+
+from swarmforge import proc
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import watchdata
+from swarmforge.swarm.attach import attach_command
+from swarmforge.swarm.watchdata import EventTail, Row, Snapshot, duration
+
+COLUMNS = (
+    *("role", "state", "for", "queue", "oldest", "current"),
+    *("port", "branch", "ahead", "dirty", "tokens"),
+)
+KEYS = """\
+up/down   select a role
+o         the selected role's live output (.swarmforge/logs/ROLE.log)
+d         its diff against the base branch (--stat, then the diff)
+h         the handoff it has in hand
+a         attach this terminal to its tmux session (back here when you detach)
+r         refresh now
+escape    back from a view
+?         these keys
+q         quit (the swarm keeps running)"""
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    """The table cells of one role."""
+    known = [row.ahead, row.dirty, row.tokens]
+    return (
+        row.role,
+        row.state,
+        duration(row.state_age),
+        str(row.queued),
+        duration(row.oldest_age) if row.queued else "-",
+        row.current or "-",
+        str(row.port),
+        row.branch,
+        *("-" if n is None else str(n) for n in known),
+    )
+
+
+def summary(snap: Snapshot) -> str:
+    """The line above the table: the project and its run."""
+    if snap.run_id is None:
+        return f"No swarm is running in {snap.project}: `swarmforge up` starts one."
+    return (
+        f"{snap.project}  run {snap.run_id} ({snap.backend}) {snap.state}"
+        f"  base {snap.base}  {len(snap.rows)} roles"
+    )
+
+
+class TextScreen(Screen[None]):
+    """A scrollable text: a role's output, diff or handoff, or the keys; `reload` refreshes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "back"),
+        Binding("q", "app.pop_screen", "back"),
+    ]
+
+    def __init__(self, title: str, load: Callable[[], str], every: float | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.load = load
+        self.every = every
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.title_text, id="title")
+        yield Log(id="text", auto_scroll=self.every is not None)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(Log).focus()
+        self.reload()
+        if self.every is not None:
+            self.set_interval(self.every, self.reload)
+
+    @work(thread=True, exclusive=True, group="text")
+    def reload(self) -> None:
+        text = self.load()
+        self.app.call_from_thread(self._show, text)
+
+    def _show(self, text: str) -> None:
+        log = self.query_one(Log)
+        log.clear()
+        log.write(text)
+        if self.every is None:
+            log.scroll_home(animate=False)
+
+
+class WatchApp(App[None]):
+    """The live view of the swarm of the project at `root`."""
+
+    TITLE = "swarmforge watch"
+    CSS = """
+    #summary, #title { height: 1; background: $boost; }
+    #roles { height: auto; max-height: 60%; }
+    #events { height: 1fr; border-top: solid $primary; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "output", "output"),
+        Binding("d", "diff", "diff"),
+        Binding("h", "handoff", "handoff"),
+        Binding("a", "attach", "attach"),
+        Binding("r", "refresh", "refresh"),
+        Binding("question_mark", "keys", "keys"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, root: str, every: float = 2.0) -> None:
+        super().__init__()
+        self.root = root
+        self.every = every
+        self.snap: Snapshot | None = None
+        self.tail = EventTail(root)
+        self.busy = False  # a refresh is under way in its thread
+
+    def compose(self) -> ComposeResult:
+        yield Static("reading the swarm's status...", id="summary")
+        table: DataTable[str] = DataTable(id="roles", cursor_type="row", zebra_stripes=True)
+        table.add_columns(*COLUMNS)
+        yield table
+        yield Log(id="events", max_lines=watchdata.EVENTS_KEPT)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self.action_refresh()
+        self.set_interval(self.every, self.action_refresh)
+
+    def action_refresh(self) -> None:
+        if not self.busy:
+            self.busy = True
+            self._gather()
+
+    @work(thread=True, group="gather")
+    def _gather(self) -> None:
+        try:
+            snap: Snapshot | str = watchdata.snapshot(self.root)
+        except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
+            snap = " ".join(exc.lines())
+        lines = self.tail.more()
+        self.call_from_thread(self._show, snap, lines)
+
+    def _show(self, snap: Snapshot | str, lines: list[str]) -> None:
+        self.busy = False
+        self.query_one(Log).write_lines(lines)
+        if isinstance(snap, str):
+            self.query_one("#summary", Static).update(snap)
+            return
+        if snap == self.snap:
+            return  # nothing changed: no repaint
+        self.snap = snap
+        self.query_one("#summary", Static).update(summary(snap))
+        table: DataTable[str] = self.query_one(DataTable)
+        chosen = self.selected()
+        table.clear()
+        for row in snap.rows:
+            table.add_row(*cells(row), key=row.role)
+        names = [r.role for r in snap.rows]
+        if chosen in names:
+            table.move_cursor(row=names.index(chosen), animate=False)
+
+    def selected(self) -> str | None:
+        """The role whose row the cursor is on."""
+        table: DataTable[str] = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def _row(self) -> Row | None:
+        name = self.selected()
+        if self.snap is None or name is None:
+            self.notify("No role to show: no swarm is running.", severity="warning")
+            return None
+        return next((r for r in self.snap.rows if r.role == name), None)
+
+    def action_output(self) -> None:
+        row = self._row()
+        if row is not None:
+            load = partial(watchdata.output, self.root, row.role)
+            self.push_screen(TextScreen(f"{row.role}: live output", load, every=1.0))
+
+    def action_diff(self) -> None:
+        row, snap = self._row(), self.snap
+        if row is not None and snap is not None:
+            load = partial(watchdata.diff, snap.project, snap.base, row.branch)
+            self.push_screen(TextScreen(f"{row.role}: {snap.base}...{row.branch}", load))
+
+    def action_handoff(self) -> None:
+        row = self._row()
+        if row is not None:
+            load = partial(watchdata.handoff, row.current_path)
+            self.push_screen(TextScreen(f"{row.role}: the handoff in hand", load))
+
+    def action_keys(self) -> None:
+        self.push_screen(TextScreen("keys", lambda: KEYS))
+
+    def action_attach(self) -> None:
+        row = self._row()
+        if row is None or self.snap is None:
+            return
+        argv = attach_command(self.root, row.role)
+        if self.snap.backend == "headless":
+            self.notify("The swarm runs headless: no terminal to attach to; o shows its output.")
+            return
+        if proc.which(argv[0]) is None:  # not installed as a command: this interpreter's own
+            argv = [sys.executable, "-m", "swarmforge", *argv[1:]]
+        try:
+            with self.suspend():
+                code = proc.start(argv).wait()
+        except SuspendNotSupported:
+            self.notify(f"Cannot hand this terminal over here; run: {shlex.join(argv)}")
+            return
+        if code != 0:
+            self.notify(f"{shlex.join(argv)} exited {code}", severity="error")
