@@ -433,3 +433,10 @@ def test_writers_killed_at_random_never_show_readers_a_torn_event(tmp_path: Path
             assert int(event["i"]) > last.get(event["writer"], -1)  # type: ignore[call-overload]
             last[event["writer"]] = int(event["i"])  # type: ignore[call-overload]
     assert seen == final.events
+
+
+def test_an_empty_log_says_so(project: Project) -> None:
+    r = sf("events", cwd=project.root)
+    log = project.root / ".swarmforge" / "events.jsonl"
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", f"no events in {log}\n")
+    assert sf("events", "--json", cwd=project.root).stderr == ""  # JSON Lines: nothing at all

@@ -125,7 +125,7 @@ def _events(ns: argparse.Namespace) -> int:
         )
         swarm = None
     following = ns.forever or swarm is not None
-    offset = lines = 0
+    offset = lines = shown = 0
     draining = False
     while True:
         chunk = events.read(path, offset, lines)
@@ -136,7 +136,11 @@ def _events(ns: argparse.Namespace) -> int:
             if since is None or str(event["ts"]) >= since:
                 text = _json(event) if ns.json else events.line(event)
                 print(text, flush=True)
+                shown += 1
         if not following or draining:
+            if not shown and not ns.json:
+                what = "no events" if not lines else f"no events since {since}"
+                print(f"{what} in {path}", file=sys.stderr)
             return EXIT_OK
         if swarm is not None and swarm.ended(chunk.events):
             draining = True  # one more read: what was appended while it stopped
