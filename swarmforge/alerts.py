@@ -13,12 +13,17 @@ Triggers, as `[notify] on = [...]` names them:
                                   agent-exited)
     handoff-failed, run-finished  the event of that kind
     any other name                the event of that kind, as docs/events.md lists them
+
+Two ready-made commands read that JSON: `swarmforge notify-send` shows it on the
+desktop (through `notify-send`), and `swarmforge bell` rings the terminal of
+everyone attached to the swarm's tmux sessions.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -67,6 +72,9 @@ class Alerts:
         log: Log,
         burst: float = BURST,
     ) -> None:
+        # The ready-made commands run with this interpreter's swarmforge, on PATH or not.
+        if command[:1] == ["swarmforge"]:
+            command = [sys.executable, "-m", "swarmforge", *command[1:]]
         self.command = command
         self.chosen = tuple(chosen)
         self.cwd = cwd
@@ -179,3 +187,54 @@ class Follower:
             self.alerts = None
             return
         self.alerts = Alerts(list(notify.command), notify.on, cwd=self.root, log=self.log)
+
+
+def summary(note: Mapping[str, object]) -> tuple[str, str]:
+    """A title and one line of text for the notification `note` (see `payload`)."""
+    trigger = str(note.get("trigger") or note.get("kind") or "event")
+    burst = note.get("events")
+    if isinstance(burst, list) and burst and isinstance(burst[0], dict):
+        return f"swarmforge: {note.get('count')} x {trigger}", events.line(burst[-1])
+    return f"swarmforge: {trigger}", events.line(note)
+
+
+def notify_send(data: str) -> None:
+    """Show the notification whose JSON is `data` on the desktop, through notify-send."""
+    title, text = summary(_note(data))
+    done = proc.run(["notify-send", "--app-name=swarmforge", title, text])
+    if not done.ok:
+        said = done.stderr.decode(errors="replace").strip()
+        raise SwarmforgeError(f"notify-send failed: {said or f'exit {done.returncode}'}")
+
+
+def bell(root: str) -> int:
+    """Ring the terminal of every tmux client attached to the swarm of `root`; how many."""
+    from swarmforge.handoff.notify import project_socket
+
+    listed = proc.run(["tmux", "-L", project_socket(root), "list-clients", "-F", "#{client_tty}"])
+    ttys = sorted(set(listed.stdout.decode(errors="replace").split())) if listed.ok else []
+    return sum(ring(tty) for tty in ttys)
+
+
+def ring(tty: str) -> bool:
+    """Write the bell character to terminal `tty`; False if it cannot be written."""
+    try:
+        fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.write(fd, b"\a") == 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _note(data: str) -> Mapping[str, object]:
+    try:
+        note = json.loads(data)
+    except ValueError:
+        note = None
+    if not isinstance(note, dict):
+        raise SwarmforgeError("Expected a notification as a JSON object on stdin.")
+    return note

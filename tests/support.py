@@ -172,7 +172,12 @@ def copy_tree(src: Path, dst: Path) -> Path:
 
 
 def run_cli(
-    *args: str, cwd: Path, path_extra: str = "", role: str | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    path_extra: str = "",
+    role: str | None = None,
+    timeout: float = 120,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run the `swarmforge` command with a minimal environment, as a user's shell would."""
     env = {"PATH": f"{path_extra}{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
@@ -183,6 +188,7 @@ def run_cli(
         [os.path.join(VENV_BIN, "swarmforge"), *args],
         cwd=cwd,
         env=env,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-from swarmforge.alerts import Alerts, payload, trigger_of
+from swarmforge.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project, retry_until
 from tests.support import run_cli as sf
@@ -82,3 +83,39 @@ def test_the_daemon_notifies_a_failed_delivery_with_the_event(project: Project) 
     (note,) = recorded(out)
     assert note["trigger"] == "handoff-failed" and note["kind"] == "handoff-failed"
     assert note["name"] == "not-a-gate-name.handoff" and "file name" in str(note["reason"])
+
+
+def test_notify_send_shows_the_event_and_a_burst_on_the_desktop(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    said = tmp_path / "said"
+    fake = tools / "notify-send"
+    fake.write_text(f"#!/bin/sh\nprintf '%s|' \"$@\" >> {said}\necho >> {said}\n")
+    fake.chmod(0o755)
+    event = {"ts": "2026-12-01T10:00:00.000000Z", "kind": "handoff-failed", "name": "x.handoff"}
+    for note in (payload("handoff-failed", [event]), payload("handoff-failed", [event, event])):
+        r = sf("notify-send", cwd=tmp_path, path_extra=f"{tools}:", stdin=json.dumps(note))
+        assert (r.returncode, r.stderr) == (0, "")
+    single, burst = said.read_text().splitlines()
+    assert single.startswith("--app-name=swarmforge|swarmforge: handoff-failed|")
+    assert "x.handoff" in single
+    assert burst.startswith("--app-name=swarmforge|swarmforge: 2 x handoff-failed|")
+    r = sf("notify-send", cwd=tmp_path, path_extra=f"{tools}:", stdin="not json")
+    assert (r.returncode, r.stderr) == (1, "Expected a notification as a JSON object on stdin.\n")
+
+
+def test_the_bell_rings_a_terminal_and_nothing_without_one(tmp_path: Path) -> None:
+    main, follower = os.openpty()
+    try:
+        assert ring(os.ttyname(follower))
+        assert os.read(main, 16) == b"\a"
+    finally:
+        os.close(main)
+        os.close(follower)
+    assert not ring(str(tmp_path / "no-such-tty"))
+    assert bell(str(tmp_path)) == 0  # no tmux server for this project: nobody to ring
+
+
+def test_a_ready_made_command_runs_with_this_swarmforge(tmp_path: Path) -> None:
+    alerts = Alerts(["swarmforge", "bell"], ["exited"], cwd=str(tmp_path), log=print)
+    assert alerts.command == [sys.executable, "-m", "swarmforge", "bell"]

@@ -91,6 +91,27 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     state.add_argument("--agent", choices=("claude", "codex"), required=True)
     state.add_argument("document", nargs="?", help="codex's JSON argument (claude: stdin)")
     state.set_defaults(handler=_agent_state)
+    # Ready-made [notify] commands: the notification's JSON comes on stdin.
+    desktop = sub.add_parser("notify-send")
+    desktop.set_defaults(handler=_notify_send)
+    ring = sub.add_parser("bell")
+    _project_arg(ring, json_flag=False)
+    ring.set_defaults(handler=_bell)
+
+
+def _notify_send(ns: argparse.Namespace) -> int:
+    from swarmforge import alerts
+
+    alerts.notify_send(sys.stdin.read())
+    return EXIT_OK
+
+
+def _bell(ns: argparse.Namespace) -> int:
+    from swarmforge import alerts
+
+    sys.stdin.read()  # the notification itself: the bell says only that there is one
+    alerts.bell(_root_or_cwd(ns))
+    return EXIT_OK
 
 
 def _agent_state(ns: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ role for now::
     after = "15m"            # an agent with an item in process and no activity this long is stalled
 
     [notify]
-    command = ["notify-send", "swarmforge"]   # run with the event as JSON on stdin
+    command = ["swarmforge", "notify-send"]   # run with the event as JSON on stdin
     on = ["waiting", "stalled", "exited", "handoff-failed", "run-finished"]
 
 The file is optional: a missing file, role or key means the default. Read with
