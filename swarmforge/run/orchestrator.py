@@ -31,14 +31,14 @@ from swarmforge.run import external, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
+from swarmforge.run.launcher import Launcher, must_wait
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.recorder import Recorder
-from swarmforge.run.spawner import Child, Spawner
+from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, flatten, run_id
 from swarmforge.run.summary import RunSummary, summary
 
 POLL = 0.05
-TASK_VAR = "SWARMFORGE_TASK"
 Progress = Callable[[str], None]
 _T = TypeVar("_T")
 
@@ -82,7 +82,7 @@ class Orchestrator:
         self._journal: jr.Journal | None = None
         self._committer: Committer | None = None
         self._spawner: Spawner | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._launcher: Launcher | None = None
         self._recorder: Recorder | None = None
 
     @property
@@ -106,9 +106,9 @@ class Orchestrator:
         return _opened(self._recorder)
 
     @property
-    def pool(self) -> ThreadPoolExecutor:
-        """The threads of isolated tasks (while `run` runs)."""
-        return _opened(self._pool)
+    def launcher(self) -> Launcher:
+        """What starts the claimed tasks (while `run` runs)."""
+        return _opened(self._launcher)
 
     def _all(self) -> list[Task]:
         return [task for _, task, _ in flatten(self.spec)]
@@ -221,7 +221,7 @@ class Orchestrator:
 
     def _rejoin(self, level: Level, task: Task, rejoin: reattach.Rejoin) -> None:
         if rejoin.redeliver and rejoin.handoff:
-            self._deliver(task, rejoin.handoff)
+            self.launcher.deliver(task, rejoin.handoff, self.text(task))
         level.start(task.id)
         flight = Flight(
             level, task.id, rejoin.kind, rejoin.pid, rejoin.handoff, rejoin.role, launched=True
@@ -254,12 +254,6 @@ class Orchestrator:
             self.state(level, task_id, "running")
             self.fly(Flight(level, task_id, "background" if task.background else "pool"))
 
-    def _deliver(self, task: Task, handoff: str) -> None:
-        """Deliver a role task's handoff to its role."""
-        assert task.role is not None
-        entry = roletask.role_entry(self.root, task.role, task.id)
-        roletask.deliver(entry, handoff, self.run_id, task.id, self.text(task), self.root)
-
     def fly(self, flight: Flight) -> None:
         """Wait for the end of a claimed task."""
         self.flights[flight.task_id] = flight
@@ -267,34 +261,10 @@ class Orchestrator:
             self.outside[flight.task_id] = flight
 
     def launch(self, flight: Flight) -> None:
-        """Start what runs a claimed task."""
-        task = flight.level.tasks[flight.task_id]
-        flight.launched = True
-        if flight.kind == "role" and task.role and flight.handoff:
-            self._deliver(task, flight.handoff)
-        elif flight.kind == "background" and task.command:
-            env = {**self.env, TASK_VAR: task.id}
-            flight.pid = worker.start_background(
-                task.id, task.command, cwd=self.root, env=env, reports=self.reports
-            )
-            self.state(flight.level, task.id, "running", pid=flight.pid)
-        elif flight.kind == "pool" and task.command and not task.isolate:
-            self.spawner.start(
-                flight, task.command, cwd=self.root, env=self.env, extra={TASK_VAR: task.id}
-            )
-        elif flight.kind == "pool":
-            future = self.pool.submit(self._isolated, task, {**self.env, TASK_VAR: task.id})
-            future.add_done_callback(lambda f: self._report(flight, f.exception() or f.result()))
-
-    def _report(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
-        """Hand a worker thread's result to the loop (from that thread)."""
-        self.done.put(Ended(flight, result))
-        self.spawner.wake()
-
-    def _must_wait(self, flight: Flight) -> bool:
-        """True if the task may start only once the journal is durable up to its claim."""
-        task = flight.level.tasks[flight.task_id]
-        return flight.kind != "pool" or task.isolate or bool(task.dependsOn)
+        """Start what runs a claimed task; a background task's pid is journaled."""
+        pid = self.launcher.launch(flight, self.text(flight.level.tasks[flight.task_id]))
+        if pid is not None:
+            self.state(flight.level, flight.task_id, "running", pid=pid)
 
     def _durable(self) -> None:
         """The journal reached the disk a little further (from the committer's thread)."""
@@ -310,39 +280,6 @@ class Orchestrator:
         self.held = [(seq, flight) for seq, flight in self.held if seq > durable]
         for flight in ready:
             self.launch(flight)
-
-    def _ended(self, child: Child) -> Ended:
-        flight = child.key
-        assert isinstance(flight, Flight)
-        command = flight.level.tasks[flight.task_id].command
-        assert command is not None
-        outcome = worker.ended(
-            flight.task_id,
-            command,
-            cwd=self.root,
-            reports=self.reports,
-            code=child.code,
-            out=bytes(child.out),
-            err=bytes(child.err),
-            error=child.error,
-            first=flight.task_id not in self.reported,
-        )
-        return Ended(flight, outcome)
-
-    def _isolated(self, task: Task, env: dict[str, str]) -> worker.Outcome:
-        assert task.command is not None
-        return worker.run_isolated(
-            self.root,
-            self.run_id,
-            task.id,
-            task.command,
-            env=env,
-            reports=self.reports,
-            port=self.ports[f"swarm/{self.run_id}/{task.id}"],
-            on_worktree=lambda action, path, branch, rescued: self.record(
-                "worktree", id=task.id, action=action, path=path, branch=branch, rescued=rescued
-            ),
-        )
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -405,7 +342,7 @@ class Orchestrator:
             flight = self.flights.get(task_id)
             if flight is None:
                 continue  # a lead: its subtasks are claimed next turn
-            if self._must_wait(flight):
+            if must_wait(flight):
                 self.held.append((written, flight))
             else:
                 self.launch(flight)
@@ -416,7 +353,7 @@ class Orchestrator:
     def _complete_ended(self) -> None:
         """Complete the tasks that ended, waiting up to POLL for a command task to end."""
         for child in self.spawner.wait(POLL):
-            self.complete(*self._ended(child))
+            self.complete(*self.launcher.ended(child))
         while not self.done.empty():  # this thread is the only one that takes
             self.complete(*self.done.get_nowait())
         if self.outside:
@@ -458,7 +395,19 @@ class Orchestrator:
             self.record("run-resumed", runId=self.run_id)
         self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
         # Threads only for isolated tasks, whose worktrees take a while to make and remove.
-        with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as self._pool:
+        with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as pool:
+            self._launcher = Launcher(
+                self.root,
+                self.run_id,
+                env=self.env,
+                reports=self.reports,
+                ports=self.ports,
+                reported=self.reported,
+                spawner=self.spawner,
+                pool=pool,
+                done=self.done,
+                record=self.record,
+            )
             self.level(list(self.spec.tasks), 1, None)
             self.recorder.flush()
             self.loop()
