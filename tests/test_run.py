@@ -18,6 +18,7 @@ import pytest
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import IsolationUnavailable
 from swarmforge.run import journal as jr
+from swarmforge.run.launcher import preflight
 from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
 from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
@@ -405,7 +406,7 @@ def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> N
         retry_until((Path(record.roles[0].path) / "agent-start.json").exists)
         s = spec([{"id": "ask", "role": "helper"}])
         orch = Orchestrator(str(repo), s)
-        orch.preflight()
+        preflight(orch.root, orch.run_id, list(s.tasks))
         runner = threading.Thread(target=orch.run, daemon=True)
         runner.start()
         retry_until(lambda: heard.exists() and WAKE_LINE in heard.read_text())

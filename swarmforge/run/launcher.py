@@ -21,6 +21,24 @@ TASK_VAR = "SWARMFORGE_TASK"
 Record = Callable[..., None]
 
 
+def preflight(root: str, run_id: str, tasks: list[Task]) -> None:
+    """Fail closed before anything is journaled: isolation needs worktrees, role tasks
+    need their role."""
+    from swarmforge.git.isolation import require_worktrees
+
+    for task in tasks:
+        if task.isolate:
+            require_worktrees(root, run_id, task.id)
+        if task.role:
+            roletask.role_entry(root, task.role, task.id)
+
+
+def role_text(goal: str, task: Task) -> str:
+    """What a role is asked to do for `task` of a run whose goal is `goal`."""
+    prompt = task.metadata.get("prompt")
+    return str(prompt) if prompt else f"{goal} ({task.id})"
+
+
 def must_wait(flight: Flight) -> bool:
     """True if the task may start only once the journal is durable up to its claim."""
     task = flight.level.tasks[flight.task_id]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmforge.errors import SwarmforgeError
+from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.run.spec import Ramp, SubtaskSpec, TaskSpec
 from swarmforge.run.taskgraph import TaskGraph
 
@@ -51,6 +51,18 @@ class Level:
         """Ready tasks that fit under the concurrency limit now, in spec order."""
         room = self.limit - len(self.running)
         return self.graph.first_ready(room)
+
+    def restore(self, resumed: dict[str, str], checkpoint: str, events: str) -> None:
+        """Bring the statuses up to what the journal said (`resumed`, read from the
+        `checkpoint` file and the `events` beside it)."""
+        known = {task_id: resumed[task_id] for task_id in self.tasks if task_id in resumed}
+        if not known:
+            return
+        try:
+            self.graph.restore(known)
+        except ValueError as exc:
+            # Only a hand-edited checkpoint or journal can contradict the spec like this.
+            raise CorruptFile(checkpoint, None, f"{exc} (with {events})") from None
 
     def start(self, task_id: str) -> None:
         """Mark a task running."""

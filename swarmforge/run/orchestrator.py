@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from swarmforge.errors import CorruptFile
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
@@ -31,7 +30,7 @@ from swarmforge.run import external, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
-from swarmforge.run.launcher import Launcher, must_wait
+from swarmforge.run.launcher import Launcher, must_wait, preflight, role_text
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
@@ -115,16 +114,6 @@ class Orchestrator:
 
     # -- checks before anything is journaled -------------------------------------------------
 
-    def preflight(self) -> None:
-        """Fail closed: isolation needs worktrees, role tasks need their role."""
-        from swarmforge.git.isolation import require_worktrees
-
-        for task in self._all():
-            if task.isolate:
-                require_worktrees(self.root, self.run_id, task.id)
-            if task.role:
-                roletask.role_entry(self.root, task.role, task.id)
-
     # -- journal ------------------------------------------------------------------------------
 
     def record(self, kind: str, **fields: object) -> None:
@@ -166,26 +155,11 @@ class Orchestrator:
                 self.record(
                     "task-enqueued", id=task.id, status=level.graph.status(task.id), parent=parent
                 )
-        self._restore(level)
+        level.restore(self.resumed, os.path.join(self.dir, jr.CHECKPOINT), jr.EVENTS)
         self.levels.append(level)
         self._carry_out_decisions(level)
         self._reattach(level)
         return level
-
-    def _restore(self, level: Level) -> None:
-        """Bring a new level's statuses up to what the journal said."""
-        known = {
-            task_id: self.resumed[task_id] for task_id in level.tasks if task_id in self.resumed
-        }
-        if not known:
-            return
-        try:
-            level.graph.restore(known)
-        except ValueError as exc:
-            # Only a hand-edited checkpoint or journal can contradict the spec like this.
-            raise CorruptFile(
-                os.path.join(self.dir, jr.CHECKPOINT), None, f"{exc} (with {jr.EVENTS})"
-            ) from None
 
     def _park(self, tasks: Sequence[Task]) -> set[str]:
         """The ids among `tasks` that wait for a decision; the new ones are parked and journaled."""
@@ -221,7 +195,7 @@ class Orchestrator:
 
     def _rejoin(self, level: Level, task: Task, rejoin: reattach.Rejoin) -> None:
         if rejoin.redeliver and rejoin.handoff:
-            self.launcher.deliver(task, rejoin.handoff, self.text(task))
+            self.launcher.deliver(task, rejoin.handoff, role_text(self.spec.goal, task))
         level.start(task.id)
         flight = Flight(
             level, task.id, rejoin.kind, rejoin.pid, rejoin.handoff, rejoin.role, launched=True
@@ -233,11 +207,6 @@ class Orchestrator:
             self.progress(f"re-attached background task {task.id}")
 
     # -- dispatch -----------------------------------------------------------------------------
-
-    def text(self, task: Task) -> str:
-        """What a role is asked to do for `task`."""
-        prompt = task.metadata.get("prompt")
-        return str(prompt) if prompt else f"{self.spec.goal} ({task.id})"
 
     def claim(self, level: Level, task_id: str) -> None:
         """Mark a task running and journal it (durable at the next flush, before `launch`)."""
@@ -262,7 +231,8 @@ class Orchestrator:
 
     def launch(self, flight: Flight) -> None:
         """Start what runs a claimed task; a background task's pid is journaled."""
-        pid = self.launcher.launch(flight, self.text(flight.level.tasks[flight.task_id]))
+        task = flight.level.tasks[flight.task_id]
+        pid = self.launcher.launch(flight, role_text(self.spec.goal, task))
         if pid is not None:
             self.state(flight.level, flight.task_id, "running", pid=pid)
 
@@ -362,7 +332,7 @@ class Orchestrator:
 
     def run(self) -> RunSummary:
         """Start or resume the run; returns when nothing can move any more."""
-        self.preflight()
+        preflight(self.root, self.run_id, self._all())
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
             self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
