@@ -193,3 +193,11 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+def queue_note(project: Project, sender: str, to: str, text: str = "m", draft: str = "d") -> str:
+    """Queue a note from `sender` to `to` through the gate, as the sender's agent would."""
+    from swarmforge.handoff import gate
+
+    project.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", draft)
+    return gate.queue_handoff(draft, cwd=str(project.tree(sender)), role=sender)

@@ -16,11 +16,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge.handoff import gate, handoffd, message, notify
+from swarmforge.handoff import handoffd, message, notify
 from swarmforge.handoff.dispatcher import Dispatcher, Paths
 from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.watch import Watcher
 from tests.support import VENV_BIN, Project, retry_until
+from tests.support import queue_note as send
 from tests.support import run_cli as sf
 
 ROLES = {"coder": "task", "cleaner": "task", "qa": "batch", "architect": "task"}
@@ -30,11 +31,6 @@ RECIPIENTS = ("cleaner", "qa", "architect")
 @pytest.fixture
 def swarm(repo: Path) -> Project:
     return Project(repo, ROLES)
-
-
-def send(swarm: Project, sender: str, to: str, text: str, draft: str = "d") -> str:
-    swarm.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", draft)
-    return gate.queue_handoff(draft, cwd=str(swarm.tree(sender)), role=sender)
 
 
 @pytest.fixture

@@ -9,19 +9,15 @@ import pytest
 
 from swarmforge import fsutil
 from swarmforge import roletable as sfproject
-from swarmforge.handoff import delivery, gate, message
+from swarmforge.handoff import delivery, message
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project
+from tests.support import queue_note as send
 
 
 @pytest.fixture
 def swarm(repo: Path) -> Project:
     return Project(repo, {"coder": "task", "cleaner": "task", "qa": "batch", "architect": "task"})
-
-
-def send(swarm: Project, sender: str, to: str, text: str = "m") -> str:
-    swarm.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", "d")
-    return gate.queue_handoff("d", cwd=str(swarm.tree(sender)), role=sender)
 
 
 def roles(swarm: Project) -> dict[str, sfproject.RoleEntry]:

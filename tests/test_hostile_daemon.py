@@ -19,22 +19,18 @@ import pytest
 
 from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import gate, handoffd, notify
+from swarmforge.handoff import handoffd, notify
 from swarmforge.handoff.dispatcher import Dispatcher, Paths
 from swarmforge.handoff.mailbox import Box
 from swarmforge.locks import FileLock, HeldMarker, is_held
 from tests.support import BIN, VENV_BIN, Project, retry_until, script_env
+from tests.support import queue_note as send
 from tests.support import run_cli as sf
 
 
 @pytest.fixture
 def swarm(repo: Path) -> Project:
     return Project(repo, {"coder": "task", "cleaner": "task", "qa": "batch"})
-
-
-def send(swarm: Project, sender: str, to: str, text: str = "m", draft: str = "d") -> str:
-    swarm.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", draft)
-    return gate.queue_handoff(draft, cwd=str(swarm.tree(sender)), role=sender)
 
 
 def daemon_processes(root: Path) -> list[psutil.Process]:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.handoff import gate, message
+from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, name_problem
 from tests.support import VENV_BIN, Project, run_script
+from tests.support import queue_note as send
 
 # Generous: each of these used to block forever, and a run that passes takes well under a second.
 HANG = 20
@@ -20,11 +21,6 @@ HANG = 20
 @pytest.fixture
 def swarm(repo: Path) -> Project:
     return Project(repo, {"coder": "task", "cleaner": "task", "qa": "batch"})
-
-
-def send(swarm: Project, sender: str, to: str, text: str = "m", draft: str = "d") -> str:
-    swarm.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", draft)
-    return gate.queue_handoff(draft, cwd=str(swarm.tree(sender)), role=sender)
 
 
 def deliver_once(swarm: Project) -> subprocess.CompletedProcess[str]:
