@@ -272,13 +272,14 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def accept(src: str, dst: str) -> message.Handoff:
-    """Take queued `src` by renaming it to `dst`, then stamp `dequeued_at`.
+def accept(src: str, dst: str, handoff: message.Handoff) -> message.Handoff:
+    """Take queued `src`, already parsed as `handoff`, by renaming it to `dst`, then stamp
+    `dequeued_at`.
 
-    The file is parsed first, so a corrupt one stays where it is. Raises
-    FileNotFoundError if another process took it first: claiming is the rename.
+    Parsed first, so a corrupt file stays where it is (a queued file is never edited
+    in place, so what was parsed is what is taken). Raises FileNotFoundError if
+    another process took it first: claiming is the rename.
     """
-    handoff = message.read(src)
     fsutil.move_noreplace(src, dst)
     return _restamp(dst, handoff, "dequeued_at")
 

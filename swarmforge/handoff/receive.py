@@ -161,24 +161,26 @@ def ready_task(box: Mailbox, aside: list[SetAside] | None = None) -> Task | None
         if current:
             return _resume(current[0])
         queued = box.items(Box.NEW)
-        while queued and not _readable(box, queued[:1], aside):
-            queued.pop(0)
-        if not queued:
+        first: list[tuple[str, Handoff]] = []
+        while queued and not first:
+            first = _readable(box, [queued.pop(0)], aside)
+        if not first:
             return None
-        task = _claim(queued[0], box.path(Box.IN_PROCESS))
+        task = _claim(*first[0], box.path(Box.IN_PROCESS))
         if task is not None:
             _emit(box, "handoff-dequeued", [_fields(task.path, task.handoff)])
             return task
     raise SwarmforgeError("Could not take a task: other processes keep taking them first.")
 
 
-def _claim(src: str, directory: str) -> Task | None:
-    """Move queued `src` into `directory` and stamp dequeued_at; None if another took it."""
+def _claim(src: str, handoff: Handoff, directory: str) -> Task | None:
+    """Move queued `src` (parsed as `handoff`) into `directory` and stamp dequeued_at;
+    None if another took it."""
     dst = os.path.join(directory, os.path.basename(src))
     if os.path.lexists(dst):
         raise Refused(f"AMBIGUOUS_TASK_STATE: target in-process file already exists: {dst}")
     try:
-        return Task(dst, mb.accept(src, dst))
+        return Task(dst, mb.accept(src, dst, handoff))
     except FileNotFoundError:
         return None
 
@@ -232,9 +234,9 @@ def ready_batch(box: Mailbox, aside: list[SetAside] | None = None) -> Batch | No
         if not queued:
             return None
         top = queued[0][1].get("priority") or "50"
-        chosen = [p for p, h in queued if (h.get("priority") or "50") == top]
+        chosen = [(p, h) for p, h in queued if (h.get("priority") or "50") == top]
         directory = _new_batch_dir(box)
-        taken = [t for t in (_claim(p, directory) for p in chosen) if t is not None]
+        taken = [t for t in (_claim(p, h, directory) for p, h in chosen) if t is not None]
         if taken:
             batch = os.path.basename(directory)
             _emit(box, "handoff-dequeued", [_fields(t.path, t.handoff, batch=batch) for t in taken])
