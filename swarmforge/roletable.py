@@ -108,12 +108,25 @@ def worktree_top(start: str) -> str | None:
     """The top directory of the git worktree holding `start`, found the way git finds it."""
     here = os.path.abspath(start)
     while True:
-        if os.path.lexists(os.path.join(here, ".git")):
+        if _is_git(os.path.join(here, ".git")):
             return here
         parent = os.path.dirname(here)
         if parent == here:
             return None
         here = parent
+
+
+def _is_git(path: str) -> bool:
+    """Whether `path` is a `.git` git would stop at: a directory with a HEAD, or a file
+    naming one (`gitdir: ...`). An empty `.git` directory, such as a sandbox's mount point
+    left in /tmp, is not one, and git walks on past it."""
+    if os.path.isdir(path):
+        return os.path.isfile(os.path.join(path, "HEAD"))
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"gitdir: "
+    except OSError:
+        return False
 
 
 def find_root(cwd: str) -> str:

@@ -6,33 +6,33 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import roletable as sfproject
+from swarmforge import roletable
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from tests.support import Project
 
 
 def test_root_is_found_from_the_main_checkout_a_worktree_and_below(project: Project) -> None:
     root = str(project.root)
-    assert sfproject.find_root(root) == root
-    assert sfproject.find_root(str(project.tree("qa"))) == root
+    assert roletable.find_root(root) == root
+    assert roletable.find_root(str(project.tree("qa"))) == root
     deep = project.tree("qa") / "a" / "b"
     deep.mkdir(parents=True)
-    assert sfproject.find_root(str(deep)) == root
+    assert roletable.find_root(str(deep)) == root
 
 
 def test_a_worktree_with_its_own_roles_tsv_is_its_own_root(project: Project) -> None:
     tree = project.tree("qa")
     (tree / ".swarmforge").mkdir(exist_ok=True)
     (tree / ".swarmforge" / "roles.tsv").write_text("")
-    assert sfproject.find_root(str(tree / ".swarmforge")) == str(tree)
+    assert roletable.find_root(str(tree / ".swarmforge")) == str(tree)
 
 
 def test_no_root_outside_a_project(tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="Cannot find SwarmForge project root"):
-        sfproject.find_root(str(tmp_path))
+        roletable.find_root(str(tmp_path))
     (tmp_path / ".git").write_text("not a gitdir line\n")
     with pytest.raises(SwarmforgeError):
-        sfproject.find_root(str(tmp_path))
+        roletable.find_root(str(tmp_path))
 
 
 @pytest.mark.parametrize(
@@ -46,12 +46,12 @@ def test_no_root_outside_a_project(tmp_path: Path) -> None:
 )
 def test_roles_tsv_is_parsed_strictly(text: str, problem: str) -> None:
     with pytest.raises(CorruptFile) as info:
-        sfproject.parse_roles(text, "/p/.swarmforge/roles.tsv")
+        roletable.parse_roles(text, "/p/.swarmforge/roles.tsv")
     assert str(info.value).startswith(f"/p/.swarmforge/roles.tsv, {problem}")
 
 
 def test_roles_round_trip_and_default_mode() -> None:
-    roles = sfproject.parse_roles("qa\tqa\t/p/.worktrees/qa\tswarmforge-qa\tQa\tcodex\n", "x")
+    roles = roletable.parse_roles("qa\tqa\t/p/.worktrees/qa\tswarmforge-qa\tQa\tcodex\n", "x")
     assert roles["qa"].mode == "task"
     assert roles["qa"].row() == "qa\tqa\t/p/.worktrees/qa\tswarmforge-qa\tQa\tcodex\ttask\n"
 
@@ -60,4 +60,17 @@ def test_non_utf8_roles_tsv(tmp_path: Path) -> None:
     (tmp_path / ".swarmforge").mkdir()
     (tmp_path / ".swarmforge" / "roles.tsv").write_bytes(b"ok\n\xff\n")
     with pytest.raises(CorruptFile, match="line 2: not valid UTF-8"):
-        sfproject.read_roles(str(tmp_path))
+        roletable.read_roles(str(tmp_path))
+
+
+def test_an_empty_git_directory_is_not_a_checkout(tmp_path: Path) -> None:
+    # codex's sandbox leaves mount points such as /tmp/.git: git walks past them, and so
+    # must the search for a project, or every directory under /tmp would be "in" /tmp.
+    inner = tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    assert roletable.worktree_top(str(inner)) is None
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert roletable.worktree_top(str(inner)) == str(tmp_path)
+    (inner / ".git").write_text("gitdir: /elsewhere/.git/worktrees/inner\n")
+    assert roletable.worktree_top(str(inner)) == str(inner)
