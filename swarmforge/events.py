@@ -217,10 +217,12 @@ def parse(data: bytes, first_line: int = 1) -> tuple[list[Event], list[tuple[int
     return events, bad
 
 
-def read(path: str, offset: int = 0, line: int = 0) -> Chunk:
+def read(path: str, offset: int = 0, line: int = 0, limit: int | None = None) -> Chunk:
     """The complete lines of the log at `path` from byte `offset` (after `line` lines) on.
 
-    A missing log has no events; a last line without its newline is not read yet.
+    A missing log has no events; a last line without its newline is not read yet. With
+    `limit`, at most that many bytes are read (at least one line's worth, however
+    long): call again from `Chunk.end` for more, so a long log is never held whole.
     """
     try:
         fd = fsutil.open_regular(path, os.O_RDONLY)
@@ -231,18 +233,50 @@ def read(path: str, offset: int = 0, line: int = 0) -> Chunk:
         if size < offset:
             offset, line = 0, 0  # replaced by a shorter file: read it from the start
         os.lseek(fd, offset, os.SEEK_SET)
-        parts = []
+        parts: list[bytes] = []
+        got = 0
         while True:
-            part = os.read(fd, 1 << 20)
-            if not part:
-                break
+            part = os.read(fd, 1 << 20 if limit is None else max(limit - got, 1 << 12))
             parts.append(part)
+            got += len(part)
+            if not part or (limit is not None and got >= limit and any(b"\n" in p for p in parts)):
+                break
     finally:
         os.close(fd)
     data = b"".join(parts)
     complete = data[: data.rfind(b"\n") + 1]
     events, bad = parse(complete, line + 1)
     return Chunk(events, bad, offset + len(complete), line + complete.count(b"\n"))
+
+
+def tail(path: str, count: int) -> Chunk:
+    """The last `count` complete lines of the log at `path`, read from its end.
+
+    A view opening on a long log reads only what it shows. `Chunk.lines` counts the
+    lines read, not the lines before them; `Chunk.end` is where to read on from.
+    """
+    try:
+        fd = fsutil.open_regular(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return Chunk([], [], 0, 0)
+    try:
+        end = start = os.fstat(fd).st_size
+        data = b""
+        while start > 0 and data.count(b"\n") <= count:
+            step = min(start, 1 << 16)
+            start -= step
+            os.lseek(fd, start, os.SEEK_SET)
+            data = os.read(fd, step) + data
+    finally:
+        os.close(fd)
+    complete = data[: data.rfind(b"\n") + 1]
+    end -= len(data) - len(complete)
+    lines = complete.split(b"\n")[:-1]
+    if start > 0:
+        lines = lines[1:]  # the first may be the end of a line begun before `start`
+    kept = b"".join(part + b"\n" for part in lines[-count:]) if count > 0 else b""
+    events, bad = parse(kept, 1)
+    return Chunk(events, bad, end, kept.count(b"\n"))
 
 
 # -- showing ---------------------------------------------------------------------------------

@@ -101,6 +101,33 @@ def test_readers_skip_a_torn_last_line_and_recover_an_event_glued_to_a_fragment(
     assert [e["kind"] for e in later.events] == ["four"] and later.lines == 6
 
 
+def test_a_long_log_is_read_in_pieces_and_from_its_end(tmp_path: Path) -> None:
+    (tmp_path / ".swarmforge").mkdir()
+    log = events.EventLog(str(tmp_path))
+    for n in range(3000):
+        assert log.emit("step", {"n": n, "pad": "x" * 40})
+    with Path(log.path).open("ab") as f:
+        f.write(b'{"ts":"2026-01-01T00:00:00.000000Z","ki')  # a line still being written
+    # In pieces of about 16 KiB: every event once, in order, the torn tail left for later.
+    seen: list[object] = []
+    offset = lines = 0
+    while True:
+        chunk = events.read(log.path, offset, lines, limit=1 << 14)
+        if chunk.end == offset:
+            break
+        assert chunk.end - offset < (1 << 14) + 200
+        seen.extend(e["n"] for e in chunk.events)
+        offset, lines = chunk.end, chunk.lines
+    assert seen == list(range(3000)) and lines == 3000
+    # From the end: the last lines only, and where to read on from.
+    last = events.tail(log.path, 5)
+    assert [e["n"] for e in last.events] == [2995, 2996, 2997, 2998, 2999]
+    assert last.end == offset
+    assert events.tail(log.path, 0).events == [] and events.tail(log.path, 0).end == offset
+    assert len(events.tail(log.path, 10_000).events) == 3000
+    assert events.tail(str(tmp_path / "none.jsonl"), 5).events == []
+
+
 def test_an_event_that_cannot_be_written_never_fails_what_emits_it(project: Project) -> None:
     # The log's place taken by a directory: every write fails, every operation goes on.
     os.mkdir(events.log_path(str(project.root)))

@@ -128,23 +128,26 @@ def _events(ns: argparse.Namespace) -> int:
     offset = lines = shown = 0
     draining = False
     while True:
-        chunk = events.read(path, offset, lines)
+        before = offset
+        # A megabyte at a time: a long log is printed without being held whole.
+        chunk = events.read(path, offset, lines, limit=1 << 20)
         offset, lines = chunk.end, chunk.lines
         for number, why in chunk.bad:
             print(f"{path}, line {number}: {why}, skipped", file=sys.stderr, flush=True)
         for event in chunk.events:
             if since is None or str(event["ts"]) >= since:
                 text = _json(event) if ns.json else events.line(event)
-                print(text, flush=True)
+                print(text, flush=following)
                 shown += 1
+        if swarm is not None and not draining and swarm.ended(chunk.events):
+            draining = True  # read on to the end: what was appended while it stopped
+        if offset > before:
+            continue  # there may be more already: read on before waiting or ending
         if not following or draining:
             if not shown and not ns.json:
                 what = "no events" if not lines else f"no events since {since}"
                 print(f"{what} in {path}", file=sys.stderr)
             return EXIT_OK
-        if swarm is not None and swarm.ended(chunk.events):
-            draining = True  # one more read: what was appended while it stopped
-            continue
         _wait(path, offset)
 
 

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from swarmforge import events, proc
+from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
 from swarmforge.swarm import placement
@@ -116,18 +117,65 @@ def snapshot(root: str, now: float | None = None) -> Snapshot:
 
 
 class EventTail:
-    """The project's event log read incrementally: only lines appended since the last read."""
+    """The project's event log read incrementally: only lines appended since the last read.
+
+    The first read takes only the log's last EVENTS_KEPT lines, from its end: a view
+    opening on a log of a hundred thousand events reads what it shows, not the log.
+    """
 
     def __init__(self, root: str) -> None:
         self.path = events.log_path(root)
-        self.offset = 0
+        self.offset: int | None = None
         self.line = 0
 
-    def more(self) -> list[str]:
-        """The events appended since the last call, one line of text each (the last 200)."""
-        chunk = events.read(self.path, self.offset, self.line)
+    def more(self) -> list[dict[str, object]]:
+        """The events appended since the last call (the last EVENTS_KEPT at most)."""
+        if self.offset is None:
+            chunk = events.tail(self.path, EVENTS_KEPT)
+        else:
+            chunk = events.read(self.path, self.offset, self.line)
         self.offset, self.line = chunk.end, chunk.lines
-        return [events.line(e) for e in chunk.events[-EVENTS_KEPT:]]
+        return chunk.events[-EVENTS_KEPT:]
+
+
+class Feed:
+    """What a live view shows, read again when it may have changed.
+
+    Everything that happens in a swarm appends to its event log, so a view looks at the
+    log's size and time often (a stat: microseconds) and reads the swarm's status, which
+    costs git calls per role, when the log has moved, or every `every` seconds for what
+    no event announces (a commit, an edited file, tokens spent).
+    """
+
+    def __init__(self, root: str, every: float = 2.0) -> None:
+        self.root = root
+        self.every = every
+        self.events = EventTail(root)
+        self._stamp: tuple[int, int] | None = None
+        self._read_at = float("-inf")
+
+    def due(self) -> bool:
+        """True when the view should read again: the log moved, or `every` has passed."""
+        try:
+            st = os.stat(self.events.path)
+            stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        return stamp != self._stamp or time.monotonic() - self._read_at >= self.every
+
+    def read(self) -> tuple[Snapshot | str, list[dict[str, object]]]:
+        """The swarm now (or why it cannot be read) and the events since the last read."""
+        self._read_at = time.monotonic()
+        try:
+            st = os.stat(self.events.path)
+            self._stamp = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            self._stamp = None
+        found = self.events.more()
+        try:
+            return snapshot(self.root), found
+        except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
+            return " ".join(exc.lines()), found
 
 
 def output(root: str, role: str, lines: int = 200) -> str:

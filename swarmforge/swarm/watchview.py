@@ -19,16 +19,16 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static
 
-from swarmforge import proc
-from swarmforge.errors import SwarmforgeError
+from swarmforge import events, proc
 from swarmforge.swarm import watchdata
 from swarmforge.swarm.attach import attach_command
-from swarmforge.swarm.watchdata import EventTail, Row, Snapshot, duration
+from swarmforge.swarm.watchdata import Feed, Row, Snapshot, duration
 
 COLUMNS = (
     *("role", "state", "for", "queue", "oldest", "current"),
     *("port", "branch", "ahead", "dirty", "tokens"),
 )
+LOOK = 0.1  # seconds between looks at whether the swarm may have changed (a stat)
 KEYS = """\
 up/down   select a role
 o         the selected role's live output (.swarmforge/logs/ROLE.log)
@@ -127,9 +127,8 @@ class WatchApp(App[None]):
     def __init__(self, root: str, every: float = 2.0) -> None:
         super().__init__()
         self.root = root
-        self.every = every
+        self.feed = Feed(root, every)
         self.snap: Snapshot | None = None
-        self.tail = EventTail(root)
         self.busy = False  # a refresh is under way in its thread
 
     def compose(self) -> ComposeResult:
@@ -143,7 +142,11 @@ class WatchApp(App[None]):
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
         self.action_refresh()
-        self.set_interval(self.every, self.action_refresh)
+        self.set_interval(LOOK, self._look)
+
+    def _look(self) -> None:
+        if self.feed.due():
+            self.action_refresh()
 
     def action_refresh(self) -> None:
         if not self.busy:
@@ -152,12 +155,8 @@ class WatchApp(App[None]):
 
     @work(thread=True, group="gather")
     def _gather(self) -> None:
-        try:
-            snap: Snapshot | str = watchdata.snapshot(self.root)
-        except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
-            snap = " ".join(exc.lines())
-        lines = self.tail.more()
-        self.call_from_thread(self._show, snap, lines)
+        snap, found = self.feed.read()
+        self.call_from_thread(self._show, snap, [events.line(e) for e in found])
 
     def _show(self, snap: Snapshot | str, lines: list[str]) -> None:
         self.busy = False
