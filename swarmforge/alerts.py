@@ -12,7 +12,11 @@ Triggers, as `[notify] on = [...]` names them:
     waiting, stalled, exited      an agent-state event with that state (exited also:
                                   agent-exited)
     handoff-failed, run-finished  the event of that kind
+    budget-crossed                the event of that kind: a role, or the whole swarm, has
+                                  spent its token budget for the run (swarm/budget.py)
     any other name                the event of that kind, as docs/events.md lists them
+
+Left out, `on` chooses every trigger named above.
 
 Two ready-made commands read that JSON: `swarmforge notify-send` shows it on the
 desktop (through `notify-send`), and `swarmforge bell` rings the terminal of
@@ -148,7 +152,7 @@ class Follower:
         self.log = log
         self.path = events.log_path(root)
         # Only what happens from now on notifies: start at the log's current end.
-        self.offset = events.read(self.path, 0).end if os.path.exists(self.path) else 0
+        self.offset = events.tail(self.path, 0).end  # the end, found without reading it all
         self.line = 0
         self.alerts: Alerts | None = None
         self._loaded = False

@@ -18,6 +18,7 @@ RUN_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, port
 HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
 DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files
+BUDGET_STATE = os.path.join(DAEMON_DIR, "budget.json")  # the budgets the run has crossed
 RUNNER_PID = os.path.join(STATE_DIR, "runner.pid")
 RUNNER_LOCK = os.path.join(STATE_DIR, "runner.lock")
 AGENTS_DIR = os.path.join(STATE_DIR, "agents")  # each role process's starts and exits

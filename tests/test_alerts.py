@@ -10,6 +10,7 @@ from pathlib import Path
 
 from swarmforge.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
+from swarmforge.swarm.settings import NotifySettings
 from tests.support import Project, retry_until
 from tests.support import run_cli as sf
 
@@ -29,6 +30,18 @@ def test_triggers_name_states_and_kinds() -> None:
     assert trigger_of({"kind": "handoff-failed"}, chosen) == "handoff-failed"
     assert trigger_of({"kind": "handoff-delivered"}, chosen) is None
     assert trigger_of({"kind": "agent-state", "state": "stalled"}, chosen) is None
+
+
+def test_a_crossed_budget_notifies_by_default() -> None:
+    crossed = {
+        "kind": "budget-crossed",
+        "scope": "swarm",
+        "tokens": 10,
+        "budget": 10,
+        "run_id": "r",
+    }
+    assert trigger_of(crossed, NotifySettings().on) == "budget-crossed"
+    assert trigger_of(crossed, ["waiting", "handoff-failed"]) is None
 
 
 def test_each_event_notifies_once_and_a_burst_once(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ model's usage figures."""
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import TOKENS_IN, TOKENS_OUT
-from swarmforge.swarm.tokens import Tokens, claude_project_dir, role_tokens
+from swarmforge.swarm.tokens import Meter, Tokens, claude_project_dir, role_tokens
 from tests.realagents import VENV_BIN, require_cli
 
 ARGV = {
@@ -138,3 +139,132 @@ def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path)
         "cache_write": 0,
         "total": 10,
     }
+
+
+def _at(stamp: str) -> float:
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+SINCE = _at("2026-12-01T09:00:00Z")  # before every line written below
+
+
+def _claude_line(ident: str, spent: int, cwd: str, stamp: str = "2026-12-01T10:00:00Z") -> str:
+    usage = {"input_tokens": spent, "output_tokens": 1, "cache_creation_input_tokens": 2}
+    entry = {"type": "assistant", "cwd": cwd, "timestamp": stamp}
+    return json.dumps({**entry, "message": {"id": ident, "usage": usage}}) + "\n"
+
+
+def _codex_meta(cwd: str) -> str:
+    meta = {"type": "session_meta", "timestamp": "2026-12-01T10:00:00Z", "payload": {"cwd": cwd}}
+    return json.dumps(meta) + "\n"
+
+
+def _codex_line(spent: int) -> str:
+    total = {"input_tokens": spent, "output_tokens": 3, "cached_input_tokens": 5}
+    payload = {"type": "token_count", "info": {"total_token_usage": total}}
+    return json.dumps({"type": "event_msg", "payload": payload}) + "\n"
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a") as f:
+        f.write(text)
+
+
+def test_the_meter_agrees_with_a_whole_read_as_claude_transcripts_change(tmp_path: Path) -> None:
+    cwd = "/src/app"
+    directory = Path(claude_project_dir(str(tmp_path), cwd))
+    directory.mkdir(parents=True)
+    first, second = directory / "a.jsonl", directory / "b.jsonl"
+    meter = Meter()
+
+    def spent(since: float = SINCE) -> int:
+        kept = meter.claude(str(tmp_path), cwd, since)
+        assert kept == Meter().claude(str(tmp_path), cwd, since), "as a whole read finds"
+        return kept.input
+
+    first.write_text(_claude_line("m1", 10, cwd) + _claude_line("m1", 10, cwd))
+    assert spent() == 10
+    later = "2026-12-01T11:00:00Z"
+    _append(first, _claude_line("m2", 20, cwd, later) + _claude_line("x", 99, "/other", later))
+    assert spent() == 30
+    line = _claude_line("m3", 40, cwd, later)
+    _append(first, line[:25])  # half written: not JSON yet
+    assert spent() == 30
+    _append(first, line[25:-1])  # whole but for its newline: counts as it stands
+    assert spent() == 70
+    _append(first, "\n" + line)  # its newline, then the same message again: once
+    assert spent() == 70
+    # A second session repeating m2 (a resumed conversation), and a message being written.
+    second.write_text(_claude_line("m2", 20, cwd, later) + _claude_line("m4", 80, cwd, later)[:-1])
+    assert spent() == 150
+    assert spent(_at("2026-12-01T10:30:00Z")) == 140  # m1 is older; each `since` apart
+    assert spent() == 150
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_text(_claude_line("m5", 5, cwd))
+    os.replace(replacement, first)  # a file replaced: read from its start
+    assert spent() == 105
+    # Rewritten in place, longer than before: read from its start too.
+    first.write_text(_claude_line("m6", 60, cwd) + _claude_line("m7", 70, cwd) + "\n" * 400)
+    assert spent() == 230
+    second.write_text("")  # truncated
+    assert spent() == 130
+
+
+def test_the_meter_agrees_with_a_whole_read_as_codex_rollouts_change(tmp_path: Path) -> None:
+    cwd = "/src/app"
+    day = tmp_path / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    ours, theirs, starting = (day / f"rollout-{n}.jsonl" for n in ("a", "b", "c"))
+    meter = Meter()
+
+    def spent() -> Tokens:
+        kept = meter.codex(str(tmp_path), cwd, SINCE)
+        assert kept == Meter().codex(str(tmp_path), cwd, SINCE), "as a whole read finds"
+        return kept
+
+    ours.write_text(_codex_meta(cwd) + _codex_line(100))
+    assert spent() == Tokens(input=100, output=3, cache_read=5)
+    _append(ours, _codex_line(150))
+    assert spent().input == 150
+    line = _codex_line(300)
+    _append(ours, line[:30])
+    assert spent().input == 150
+    _append(ours, line[30:-1])
+    assert spent().input == 300
+    _append(ours, "\n")
+    assert spent().input == 300
+    theirs.write_text(_codex_meta("/src/other") + _codex_line(1000))
+    assert spent().input == 300
+    meta = _codex_meta(cwd)
+    starting.write_text(meta[:-1])  # a session's first line, still without its newline
+    assert spent() == Tokens(input=300, output=3, cache_read=5)
+    _append(starting, "\n" + _codex_line(7))
+    assert spent().input == 307
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_text(_codex_meta(cwd) + _codex_line(1))
+    os.replace(replacement, ours)
+    assert spent().input == 8
+
+
+def test_lines_already_read_are_not_read_again(tmp_path: Path) -> None:
+    cwd = "/src/app"
+    directory = Path(claude_project_dir(str(tmp_path), cwd))
+    directory.mkdir(parents=True)
+    path = directory / "a.jsonl"
+    # The first message, then enough after it that an edit to it is well before the end.
+    path.write_text(
+        _claude_line("m1", 10, cwd) + "".join(_claude_line(f"n{i}", 0, cwd) for i in range(9))
+    )
+    meter = Meter(max_groups=1)
+    assert meter.claude(str(tmp_path), cwd, SINCE).input == 10
+    with path.open("r+b") as f:  # an edit no agent makes: only a meter reading again sees it
+        text = f.read()
+        f.seek(text.index(b'"input_tokens": 10'))
+        f.write(b'"input_tokens": 90')
+    assert meter.claude(str(tmp_path), cwd, SINCE).input == 10
+    _append(path, _claude_line("m2", 1, cwd))
+    assert meter.claude(str(tmp_path), cwd, SINCE).input == 11
+    assert Meter().claude(str(tmp_path), cwd, SINCE).input == 91
+    # Another group of files pushes this one out of a meter that keeps one: read afresh.
+    assert meter.claude(str(tmp_path), "/src/other", SINCE) == Tokens()
+    assert meter.claude(str(tmp_path), cwd, SINCE).input == 91

@@ -239,10 +239,11 @@ def _status(ns: argparse.Namespace) -> int:
             shown = role.agent_state
             code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
             print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
-        if role.tokens is not None and role.tokens.total:
+        if role.tokens is not None and (role.tokens.total or role.budget is not None):
             spent = role.tokens
+            limit = f" of {role.budget:,}" if role.budget is not None else ""
             print(
-                f"    tokens {spent.total:,}: in {spent.input:,}, out {spent.output:,}, "
+                f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
                 f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
             )
         for line in _process_lines(role.process):

@@ -88,11 +88,16 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, on_signal)
+    # The handoff layer stands without the swarm's: only the serving daemon needs this,
+    # imported once a stop can be heard (the import takes a moment).
+    from swarmforge.swarm import budget
+
     watcher = Watcher(daemon.changed)
     watcher.start()
     # Notifications follow the event log, whose appends wake this loop: it lies in the
     # same directory as roles.tsv.
     follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
+    budgets = budget.Watch(paths.root, daemon.log)  # checks in the background, never raises
     delivered = 0
     first = True
     swept = time.monotonic()
@@ -103,6 +108,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 first = False
             delivered += len(daemon.run_once())
             follower.poll()
+            budgets.poll()
             if daemon.stop_requested():
                 break
             if time.monotonic() - swept > SWEEP_SECONDS:
@@ -111,6 +117,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             daemon.wait()
     finally:
         watcher.stop()
+        budgets.wait()  # a check under way records and reports its crossings
         follower.wait()  # notifications on their way are sent, not lost with the daemon
     return delivered
 

@@ -1,18 +1,24 @@
 """swarmforge/swarmforge.toml: what SwarmForge's swarmforge.conf has no word for.
 
 swarmforge.conf stays exactly SwarmForge's format; this file holds the rest, per
-role for now::
+role and for the whole swarm::
 
     [roles.coder]
     restart = "on-failure"   # restart an agent that exits with an error (with backoff), or "never"
     allow_helpers = true     # claude: the swarm's helper scripts run without an approval prompt
+
+    [roles.coder.budget]
+    tokens = 2_000_000       # a budget-crossed event once the role's agent has spent this many
+
+    [budget]
+    tokens = 5_000_000       # a budget-crossed event once every role together has spent this many
 
     [stall]
     after = "15m"            # an agent with an item in process and no activity this long is stalled
 
     [notify]
     command = ["swarmforge", "notify-send"]   # run with the event as JSON on stdin
-    on = ["waiting", "stalled", "exited", "handoff-failed", "run-finished"]
+    on = ["waiting", "stalled", "exited", "handoff-failed", "run-finished", "budget-crossed"]
 
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
@@ -21,6 +27,7 @@ says, or the key.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Literal
@@ -67,13 +74,41 @@ class StallSettings(BaseModel):
         return duration_seconds(self.after)
 
 
+class BudgetSettings(BaseModel):
+    """How many tokens a role, or the whole swarm, may spend in one run before it is
+    reported (see swarmforge/swarm/budget.py); none by default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tokens: int | None = None
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _tokens(cls, value: object) -> object:
+        # Checked before pydantic's own coercion, which would take "5" or 5.0 for 5.
+        if type(value) is not int or value <= 0:
+            shown = json.dumps(value, default=str)
+            raise ValueError(
+                f"{shown} is not a number of tokens: write a whole number above zero, "
+                "such as 2_000_000"
+            )
+        return value
+
+
 class NotifySettings(BaseModel):
     """A command of the user's to run on chosen events (see swarmforge/alerts.py)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     command: list[str] = []
-    on: list[str] = ["waiting", "stalled", "exited", "handoff-failed", "run-finished"]
+    on: list[str] = [
+        "waiting",
+        "stalled",
+        "exited",
+        "handoff-failed",
+        "run-finished",
+        "budget-crossed",
+    ]
 
     @field_validator("command")
     @classmethod
@@ -90,6 +125,7 @@ class RoleSettings(BaseModel):
 
     restart: Restart = "on-failure"
     allow_helpers: bool = True
+    budget: BudgetSettings = BudgetSettings()
 
 
 class Settings(BaseModel):
@@ -98,6 +134,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     roles: dict[str, RoleSettings] = {}
+    budget: BudgetSettings = BudgetSettings()
     stall: StallSettings = StallSettings()
     notify: NotifySettings = NotifySettings()
 

@@ -13,12 +13,12 @@ from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import agentprobe, lifecycle, placement, runrecord, tagging
+from swarmforge.swarm import agentprobe, budget, lifecycle, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 from swarmforge.swarm.settings import StallSettings, load_settings
 from swarmforge.swarm.teardown import is_running
-from swarmforge.swarm.tokens import Tokens, role_tokens
+from swarmforge.swarm.tokens import Tokens
 
 
 def _age(stamp: str | None, now: float) -> int | None:
@@ -116,6 +116,7 @@ class RoleStatus:
     worktree_missing: bool
     agent_state: AgentState | None = None  # None while the run is stopped
     tokens: Tokens | None = None  # spent since the run started; None: not known for its agent
+    budget: int | None = None  # the tokens it may spend in the run; None: no budget
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
@@ -140,6 +141,7 @@ class SwarmStatus:
     live: bool = False
     runner_pid: int | None = None
     tmux_socket: str | None = None
+    budget: int | None = None  # the tokens every role together may spend in the run
 
     def as_json(self) -> dict[str, object]:
         """The shape `swarmforge status --json` prints."""
@@ -158,6 +160,7 @@ class SwarmStatus:
             "daemon": self.daemon,
             "roles": [role.as_json() for role in self.roles],
             "rescues": self.rescues,
+            "budget": self.budget,
         }
         return shown
 
@@ -253,8 +256,21 @@ def stall_seconds(root: str) -> float:
         return StallSettings().seconds  # `up` names the fault; a status view still works
 
 
+def budgets(root: str) -> budget.Limits:
+    """The project's token budgets; none when swarmforge.toml cannot be read."""
+    try:
+        return budget.limits(root)
+    except CorruptFile:
+        return budget.Limits()  # `up` names the fault; a status view still works
+
+
 def role_status(
-    root: str, record: RunRecord, role: RoleRecord, now: float, stall_after: float | None = None
+    root: str,
+    record: RunRecord,
+    role: RoleRecord,
+    now: float,
+    stall_after: float | None = None,
+    limits: budget.Limits | None = None,
 ) -> RoleStatus:
     """Everything `status` shows about one role."""
     box = Mailbox(role.path)
@@ -280,18 +296,9 @@ def role_status(
         agent_state=_agent_state(
             root, record, role, stall_seconds(root) if stall_after is None else stall_after
         ),
-        tokens=_tokens(root, record, role),
+        tokens=budget.role_spent(root, record, role),
+        budget=(budgets(root) if limits is None else limits).role(role.name),
     )
-
-
-def _tokens(root: str, record: RunRecord, role: RoleRecord) -> Tokens | None:
-    """What the role's agent spent since the run started, from its own session files."""
-    try:
-        since = calendar.timegm(time.strptime(record.started_at, "%Y-%m-%dT%H:%M:%SZ"))
-    except ValueError:
-        return None
-    env = placement.role_env(root, record.run_id, role)
-    return role_tokens(role.agent, env, role.path, float(since))
 
 
 def _names(directory: str) -> list[str]:
@@ -307,18 +314,22 @@ def status(root: str) -> SwarmStatus:
     record = runrecord.load(root)
     daemon = handoffd.running_pid(Paths(root))
     if record is None:
-        return SwarmStatus(root, None, "none", daemon, [], rescues(root))
+        return SwarmStatus(
+            root, None, "none", daemon, [], rescues(root), budget=budgets(root).swarm
+        )
     now = time.time()
     stall_after = stall_seconds(root)
+    limits = budgets(root)
     return SwarmStatus(
         project=root,
         run_id=record.run_id,
         state=record.state,
         daemon=daemon,
-        roles=[role_status(root, record, r, now, stall_after) for r in record.roles],
+        roles=[role_status(root, record, r, now, stall_after, limits) for r in record.roles],
         rescues=rescues(root),
         backend=record.backend,
         live=is_running(root, record),
         runner_pid=record.runner_pid,
         tmux_socket=project_socket(root) if record.backend == "tmux" else None,
+        budget=limits.swarm,
     )
