@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 
-from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.errors import EXIT_OK
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,22 +33,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     attach.set_defaults(handler=_attach)
 
 
-def _root(option: str | None) -> str:
-    from swarmforge.cli.common import project_root
-
-    try:
-        return project_root(option)
-    except SwarmforgeError:
-        # No roles.tsv yet: still say that no swarm runs, rather than that no project is here.
-        from swarmforge.cli.swarm_cmd import config_root
-
-        return config_root(option)
-
-
 def _attach(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.common import view_root
     from swarmforge.swarm import attach
 
-    plan = attach.plan(_root(ns.project), ns.role)
+    plan = attach.plan(view_root(ns.project), ns.role)
     if ns.json:
         print(json.dumps(plan.as_json(), indent=2))
     elif ns.print_only:

@@ -34,3 +34,25 @@ def project_root(option: str | None) -> str:
     from swarmforge.roletable import find_root
 
     return find_root(os.getcwd())
+
+
+def view_root(option: str | None) -> str:
+    """The project a view looks at: as `project_root`, or, before any `up` (no roles.tsv
+    yet), the configured project, so that the view can say no swarm runs there."""
+    try:
+        return project_root(option)
+    except SwarmforgeError:
+        from swarmforge.cli.swarm_cmd import config_root
+
+        return config_root(option)
+
+
+def checkout_root(option: str | None) -> str:
+    """`--project DIR`, else the git checkout of the current directory, else the directory
+    itself: where planned runs live, which need no swarm configuration."""
+    if option:
+        return os.path.realpath(option)
+    from swarmforge.roletable import worktree_top
+
+    top = worktree_top(os.getcwd())
+    return os.path.realpath(top if top is not None else os.getcwd())

@@ -73,12 +73,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _root(ns: argparse.Namespace) -> str:
     """A planned run needs no swarm: the project is the enclosing checkout, or the cwd."""
-    if ns.project:
-        return os.path.realpath(str(ns.project))
-    from swarmforge.roletable import worktree_top
+    from swarmforge.cli.common import checkout_root
 
-    top = worktree_top(os.getcwd())
-    return os.path.realpath(top if top is not None else os.getcwd())
+    return checkout_root(ns.project)
 
 
 def _run(ns: argparse.Namespace) -> int:
@@ -123,33 +120,20 @@ def _find_run(root: str, wanted: str) -> str:
 
 
 def _list(ns: argparse.Namespace) -> int:
-    from swarmforge.run import journal
-    from swarmforge.run.orchestrator import runs_dir
+    from swarmforge.run import overview
 
     root = _root(ns)
-    base = runs_dir(root)
-    rows = []
-    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        # Read only: listing runs never writes, even to a journal with a torn tail.
-        states, events = journal.read_states(os.path.join(base, name))
-        counts: dict[str, int] = {}
-        for status in states.values():
-            counts[status] = counts.get(status, 0) + 1
-        started = next((e for e in events if e.kind == "run-started"), None)
-        kinds = [e.kind for e in events]
-        opened = max(
-            (i for i, k in enumerate(kinds) if k in ("run-started", "run-resumed")), default=-1
-        )
-        finished = "run-finished" in kinds[opened + 1 :]
-        rows.append(
-            {
-                "runId": name,
-                "goal": getattr(started, "goal", None),
-                "counts": counts,
-                "finished": finished,
-                "events": len(events),
-            }
-        )
+    # Read only: listing runs never writes, even to a journal with a torn tail.
+    rows = [
+        {
+            "runId": run.run_id,
+            "goal": run.goal,
+            "counts": run.counts,
+            "finished": run.finished,
+            "events": run.events,
+        }
+        for run in overview.runs(root)
+    ]
     if ns.json:
         print(json.dumps(rows, indent=2))
     elif not rows:

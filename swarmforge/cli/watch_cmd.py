@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.errors import EXIT_OK
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,22 +27,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     watch.set_defaults(handler=_watch)
 
 
-def _root(option: str | None) -> str:
-    from swarmforge.cli.common import project_root
-
-    try:
-        return project_root(option)
-    except SwarmforgeError:
-        # No roles.tsv yet (never started): the view still opens, on the configured project.
-        from swarmforge.cli.swarm_cmd import config_root
-
-        return config_root(option)
-
-
 def _watch(ns: argparse.Namespace) -> int:
     import os
 
+    from swarmforge.cli.common import view_root
     from swarmforge.swarm.watchview import WatchApp
 
-    WatchApp(os.path.realpath(_root(ns.project))).run()
+    WatchApp(os.path.realpath(view_root(ns.project))).run()
     return EXIT_OK
