@@ -16,10 +16,11 @@ VENV_BIN = os.path.dirname(sys.executable)
 
 
 def require_cli(name: str) -> str:
-    """The absolute path of agent CLI `name`; skips (or, in CI, fails) the test without it."""
+    """The absolute path of command `name` (an agent CLI, chromium); skips (or, in CI,
+    fails) the test without it."""
     found = shutil.which(name, path=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
     if found is None:
-        reason = f"the {name} CLI is not installed (./setup.sh installs it into .venv/bin)"
+        reason = f"{name} is not installed (./setup.sh installs it)"
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)

@@ -63,6 +63,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import watch_cmd
 
     watch_cmd.add(sub)
+    from swarmforge.cli import cockpit_cmd
+
+    cockpit_cmd.add(sub)
     return parser
 
 

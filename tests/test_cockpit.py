@@ -1,0 +1,210 @@
+"""`swarmforge cockpit`: the real server on a real project, driven by Playwright with Debian's
+chromium (installed by ./setup.sh), and by plain HTTP requests for the token and host checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from swarmforge.swarm import cockpit
+from tests.realagents import VENV_BIN, require_cli
+from tests.support import run_cli as sf
+from tests.test_swarm import make_swarm
+
+WAIT = 30_000  # ms Playwright waits for the page to show something
+
+
+@contextmanager
+def served(root: Path, *options: str) -> Iterator[dict[str, object]]:
+    """`swarmforge cockpit --json` serving `root`; what it printed at start-up."""
+    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    server = subprocess.Popen(
+        [os.path.join(VENV_BIN, "swarmforge"), "cockpit", "--json", *options],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        assert first, server.stderr.read() if server.stderr else ""
+        yield json.loads(first)
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            code = server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+            raise AssertionError("the cockpit did not stop on Ctrl-C") from None
+        errors = server.stderr.read() if server.stderr else ""
+        # Stopped as Ctrl-C stops a command: 128 + SIGINT, quietly.
+        assert code == 130 and "Traceback" not in errors, errors
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    chromium = require_cli("chromium")
+    with sync_playwright() as play:
+        launched = play.chromium.launch(executable_path=chromium)
+        yield launched
+        launched.close()
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """The status and body of a GET."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {})) as r:
+            return r.status, r.read(4096).decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def cell(page: Page, role: str, column: str) -> str:
+    return page.inner_text(f"tr[data-role={role}] td[data-col={column}]")
+
+
+def test_the_page_shows_the_roles_and_a_handoff_arrives_without_a_reload(
+    repo: Path, browser: Browser
+) -> None:
+    make_swarm(repo, "window worker exec worker task sh -c 'cat; echo working on it; sleep 30'\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    try:
+        with served(repo) as started:
+            assert started["token"] is None  # loopback: no token
+            page = browser.new_page()
+            page.goto(str(started["url"]))
+            row = page.locator("tr[data-role=worker]")
+            expect(row).to_be_visible(timeout=WAIT)
+            expect(page.locator("#link")).to_have_text("live", timeout=WAIT)
+            assert cell(page, "worker", "current") == "-"
+            page.evaluate("window.stayed = true")  # gone if the page reloads
+
+            sent = sf("send", "worker", "please work", cwd=repo)
+            assert sent.returncode == 0, sent.stderr
+            current = row.locator("td[data-col=current]")
+            expect(current).to_contain_text("_to_worker.handoff", timeout=WAIT)
+            expect(page.locator("#events")).to_contain_text("delivered", timeout=WAIT)
+            assert page.evaluate("window.stayed") is True
+
+            row.click()
+            expect(page.locator("#detail-text")).to_contain_text("working on it", timeout=WAIT)
+            page.click("button[data-show=handoff]")
+            expect(page.locator("#detail-text")).to_contain_text("please work", timeout=WAIT)
+            expect(page.locator("#attach")).to_have_text(
+                f"swarmforge attach worker --project {repo}"
+            )
+            page.close()
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+
+
+def test_a_role_state_change_appears_on_the_open_page(repo: Path, browser: Browser) -> None:
+    make_swarm(repo, "window worker exec worker task sh -c 'cat; sleep 30'\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    try:
+        with served(repo) as started:
+            page = browser.new_page()
+            page.goto(str(started["url"]))
+            state = page.locator("tr[data-role=worker] td[data-col=state]")
+            expect(state).to_have_text(re.compile("starting|working|idle"), timeout=WAIT)
+            page.evaluate("window.stayed = true")
+            assert sf("down", cwd=repo).returncode == 0
+            # The runner and its agent stop: the row says so without a reload.
+            expect(state).to_have_text("stopped", timeout=WAIT)
+            expect(page.locator("#summary")).to_contain_text("stopped", timeout=WAIT)
+            assert page.evaluate("window.stayed") is True
+            page.close()
+    finally:
+        sf("down", cwd=repo)
+
+
+def test_planned_runs_show_each_task_its_edges_and_why_one_is_parked(
+    repo: Path, browser: Browser
+) -> None:
+    spec = {
+        "goal": "ship it",
+        "tasks": [
+            {"id": "build", "command": ["true"]},
+            {"id": "test", "command": ["false"], "dependsOn": ["build"]},
+            {
+                "id": "deploy",
+                "command": ["true"],
+                "dependsOn": ["build"],
+                "metadata": {"irreversible": True},
+            },
+        ],
+    }
+    (repo / "spec.json").write_text(json.dumps(spec))
+    sf("run", "spec.json", cwd=repo)
+    with served(repo) as started:
+        page = browser.new_page()
+        page.goto(str(started["url"]))
+        run = page.locator(".run")
+        expect(run).to_contain_text("ship it", timeout=WAIT)
+        expect(run.locator("[data-task=build]")).to_contain_text("build: done")
+        expect(run.locator("[data-task=test]")).to_contain_text("test: failed")
+        expect(run.locator("[data-task=test]")).to_contain_text("after build")
+        deploy = run.locator("[data-task=deploy]")
+        expect(deploy).to_contain_text("deploy: parked")
+        expect(deploy).to_contain_text("parked (irreversible): swarmforge approve")
+        # The DAG by depth: build alone in the first column, what waits on it in the next.
+        assert page.locator(".level").first.inner_text().strip() == "build: done"
+        page.close()
+
+
+def test_beyond_loopback_a_request_without_the_token_is_refused(
+    repo: Path, browser: Browser
+) -> None:
+    with served(repo, "--host", "0.0.0.0") as started:
+        token, port = started["token"], started["port"]
+        assert isinstance(token, str) and len(token) >= 24
+        assert started["url"] == f"http://0.0.0.0:{port}/?token={token}"
+        base = f"http://127.0.0.1:{port}"
+        for path in ("/", "/stream", "/roles/x/diff", f"/?token={token[:-1]}x"):
+            status, body = get(base + path)
+            assert status == 401, path
+            assert "token is required" in body
+        assert get(f"{base}/", {"Authorization": f"Bearer {token}"})[0] == 200
+        page = browser.new_page()
+        page.goto(f"{base}/?token={token}")
+        expect(page.locator("#link")).to_have_text("live", timeout=WAIT)
+        expect(page.locator("#summary")).to_contain_text("No swarm is running", timeout=WAIT)
+        page.close()
+
+
+def test_on_loopback_a_request_naming_another_host_is_refused(repo: Path) -> None:
+    with served(repo) as started:
+        port = started["port"]
+        assert get(f"http://127.0.0.1:{port}/")[0] == 200
+        # A page elsewhere reaching the cockpit through a DNS name it controls.
+        assert get(f"http://127.0.0.1:{port}/", {"Host": f"evil.example:{port}"})[0] == 400
+
+
+def test_a_port_in_use_is_one_clear_error(repo: Path) -> None:
+    with served(repo) as started:
+        taken = sf("cockpit", "--port", str(started["port"]), cwd=repo, timeout=30)
+    assert taken.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{started['port']}" in taken.stderr
+    assert "Traceback" not in taken.stderr
+
+
+def test_what_is_loopback() -> None:
+    assert cockpit.is_loopback("127.0.0.1") and cockpit.is_loopback("localhost")
+    assert cockpit.is_loopback("::1")
+    assert not cockpit.is_loopback("0.0.0.0") and not cockpit.is_loopback("example.org")
+    assert cockpit.url("::1", 80, None) == "http://[::1]:80/"
