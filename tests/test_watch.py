@@ -11,6 +11,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,14 @@ def test_the_view_follows_a_real_headless_swarm(repo: Path) -> None:
         asyncio.run(drive())
     finally:
         assert sf("down", cwd=repo).returncode == 0
+
+
+def test_tokens_show_against_the_budget_when_there_is_one() -> None:
+    row = watchdata.Row(
+        *("coder", "working", 5, 0, None, "", None, 4000, "b", 1, 0),
+        tokens=12345,
+        budget=50000,
+    )
+    assert watchdata.spent(row) == "12,345/50,000"
+    assert watchdata.spent(replace(row, budget=None)) == "12,345"
+    assert watchdata.spent(replace(row, tokens=None)) == "-"

@@ -145,7 +145,12 @@ def _swarm(root: str, snap: Snapshot | str) -> dict[str, object]:
     if isinstance(snap, str):
         return {"problem": snap, "rows": []}
     rows = [
-        {**asdict(row), "attach": " ".join(attach_command(root, row.role))} for row in snap.rows
+        {
+            **asdict(row),
+            "spent": watchdata.spent(row),
+            "attach": " ".join(attach_command(root, row.role)),
+        }
+        for row in snap.rows
     ]
     return {
         "project": snap.project,

@@ -38,6 +38,7 @@ class Row:
     ahead: int | None  # commits on the branch and not on the base branch
     dirty: int | None
     tokens: int | None
+    budget: int | None  # the role's token budget for the run, if it has one
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def row(root: str, base: str, role: RoleStatus, now: float) -> Row:
         ahead=ahead(root, base, role.branch),
         dirty=role.dirty_files,
         tokens=role.tokens.total if role.tokens else None,
+        budget=role.budget,
     )
 
 
@@ -217,6 +219,13 @@ def handoff(path: str | None) -> str:
         except OSError as exc:
             parts.append(f"== {os.path.basename(name)}: cannot be read ({exc.strerror})")
     return "\n".join(parts) or "(the batch is empty)"
+
+
+def spent(row: Row) -> str:
+    """The row's tokens as shown: `12,345`, `12,345/50,000` against a budget, `-` unknown."""
+    if row.tokens is None:
+        return "-"
+    return f"{row.tokens:,}" + (f"/{row.budget:,}" if row.budget is not None else "")
 
 
 def duration(seconds: int | None) -> str:

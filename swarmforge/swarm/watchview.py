@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Log, Static
 from swarmforge import events, proc
 from swarmforge.swarm import watchdata
 from swarmforge.swarm.attach import attach_command
-from swarmforge.swarm.watchdata import Feed, Row, Snapshot, duration
+from swarmforge.swarm.watchdata import Feed, Row, Snapshot, duration, spent
 
 COLUMNS = (
     *("role", "state", "for", "queue", "oldest", "current"),
@@ -43,7 +43,7 @@ q         quit (the swarm keeps running)"""
 
 def cells(row: Row) -> tuple[str, ...]:
     """The table cells of one role."""
-    known = [row.ahead, row.dirty, row.tokens]
+    known = [row.ahead, row.dirty]
     return (
         row.role,
         row.state,
@@ -54,6 +54,7 @@ def cells(row: Row) -> tuple[str, ...]:
         str(row.port),
         row.branch,
         *("-" if n is None else str(n) for n in known),
+        spent(row),
     )
 
 
