@@ -129,7 +129,7 @@ class Orchestrator:
             merged.update(level.graph.statuses())
         return merged
 
-    def state(self, level: Level, task_id: str, status: str, **extra: object) -> None:
+    def state(self, task_id: str, status: str, **extra: object) -> None:
         """Journal a task's new status."""
         self.record(
             "task-state",
@@ -180,10 +180,10 @@ class Orchestrator:
             task_id = decision.task_id
             if decision.verdict == "rejected":
                 level.graph.reject(task_id)
-                self.state(level, task_id, "failed", reason="rejected")
+                self.state(task_id, "failed", reason="rejected")
             else:
                 level.graph.approve(task_id)
-                self.state(level, task_id, level.graph.status(task_id), reason="approved")
+                self.state(task_id, level.graph.status(task_id), reason="approved")
 
     def _reattach(self, level: Level) -> None:
         """Tasks journaled running whose worker is gone: wait for their worker, or run again."""
@@ -193,7 +193,7 @@ class Orchestrator:
                 case reattach.Rejoin() as rejoin:
                     self._rejoin(level, task, rejoin)
                 case reattach.Rerun():
-                    self.state(level, task_id, "ready", reason="orphaned: will run again")
+                    self.state(task_id, "ready", reason="orphaned: will run again")
 
     def _rejoin(self, level: Level, task: Task, rejoin: reattach.Rejoin) -> None:
         if rejoin.redeliver and rejoin.handoff:
@@ -215,14 +215,14 @@ class Orchestrator:
         task = level.tasks[task_id]
         level.start(task_id)
         if subtasks_of(task):
-            self.state(level, task_id, "running", reason="lead")
+            self.state(task_id, "running", reason="lead")
             self.children[task_id] = self.level(subtasks_of(task), level.depth + 1, task_id)
         elif task.role:
             name = roletask.handoff_name(task.role, self.recorder.next_seq)
-            self.state(level, task_id, "running", reason=f"handoff:{name}")
+            self.state(task_id, "running", reason=f"handoff:{name}")
             self.fly(Flight(level, task_id, "role", handoff=name, role=task.role))
         else:
-            self.state(level, task_id, "running")
+            self.state(task_id, "running")
             self.fly(Flight(level, task_id, "background" if task.background else "pool"))
 
     def fly(self, flight: Flight) -> None:
@@ -236,7 +236,7 @@ class Orchestrator:
         task = flight.level.tasks[flight.task_id]
         pid = self.launcher.launch(flight, role_text(self.spec.goal, task))
         if pid is not None:
-            self.state(flight.level, flight.task_id, "running", pid=pid)
+            self.state(flight.task_id, "running", pid=pid)
 
     def _durable(self) -> None:
         """The journal reached the disk a little further (from the committer's thread)."""
@@ -259,9 +259,9 @@ class Orchestrator:
         """Journal how a task ended (its report already written) and promote its dependents."""
         status = "done" if not isinstance(result, BaseException) and result.ok else "failed"
         if isinstance(result, BaseException):
-            self.state(flight.level, flight.task_id, status, reason=f"worker error: {result}")
+            self.state(flight.task_id, status, reason=f"worker error: {result}")
         else:
-            self.state(flight.level, flight.task_id, status, exitCode=result.exit_code)
+            self.state(flight.task_id, status, exitCode=result.exit_code)
         ok = status == "done"
         flight.level.finish(flight.task_id, ok)
         self.flights.pop(flight.task_id, None)
@@ -276,7 +276,7 @@ class Orchestrator:
             if ok is None:
                 continue  # a subtask waits for approval: the lead waits with it
             parent = next(lv for lv in self.levels if lead in lv.tasks)
-            self.state(parent, lead, "done" if ok else "failed", reason="subtasks")
+            self.state(lead, "done" if ok else "failed", reason="subtasks")
             parent.finish(lead, ok)
             del self.children[lead]
             self.progress(f"{lead}: {'done' if ok else 'failed'}")
