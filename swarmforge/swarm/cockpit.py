@@ -85,7 +85,10 @@ class Hub:
         """Read and push, while the server runs."""
         while True:
             if self.pages and (self.state is None or self.feed.due()):
-                await self.refresh()
+                try:
+                    await self.refresh()
+                except Exception as exc:  # the view outlives one read that went wrong
+                    self._push("state", {"problem": f"Cannot read the swarm: {exc}", "rows": []})
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), LOOK)

@@ -178,6 +178,8 @@ class Feed:
             return snapshot(self.root), found
         except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
             return " ".join(exc.lines()), found
+        except OSError as exc:  # a file it cannot read: the same
+            return f"Cannot read the swarm: {exc}", found
 
 
 def output(root: str, role: str, lines: int = 200) -> str:
