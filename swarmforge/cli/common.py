@@ -42,8 +42,6 @@ def view_root(option: str | None) -> str:
     try:
         return project_root(option)
     except SwarmforgeError:
-        from swarmforge.cli.swarm_cmd import config_root
-
         return config_root(option)
 
 
@@ -56,3 +54,20 @@ def checkout_root(option: str | None) -> str:
 
     top = worktree_top(os.getcwd())
     return os.path.realpath(top if top is not None else os.getcwd())
+
+
+def config_root(option: str | None) -> str:
+    """`--project DIR`, else the nearest directory at or above this one with a swarmforge.conf."""
+    if option:
+        return project_root(option)
+    here = os.getcwd()
+    while True:
+        if os.path.isfile(os.path.join(here, "swarmforge", "swarmforge.conf")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise SwarmforgeError(
+                f"No swarmforge/swarmforge.conf here or above {os.getcwd()}.",
+                hint="Run `swarmforge init` first.",
+            )
+        here = parent

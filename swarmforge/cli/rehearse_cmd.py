@@ -40,7 +40,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _root(ns: argparse.Namespace) -> str:
-    from swarmforge.cli.swarm_cmd import config_root
+    from swarmforge.cli.common import config_root
 
     return config_root(ns.project)
 

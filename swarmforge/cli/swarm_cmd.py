@@ -134,26 +134,9 @@ def _root(ns: argparse.Namespace) -> str:
 
 def _up_root(ns: argparse.Namespace) -> str:
     """`up` may run before roles.tsv exists: look for swarmforge/swarmforge.conf instead."""
+    from swarmforge.cli.common import config_root
+
     return config_root(ns.project)
-
-
-def config_root(option: str | None) -> str:
-    """`--project DIR`, else the nearest directory at or above this one with a swarmforge.conf."""
-    if option:
-        from swarmforge.cli.common import project_root
-
-        return project_root(option)
-    here = os.getcwd()
-    while True:
-        if os.path.isfile(os.path.join(here, "swarmforge", "swarmforge.conf")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            raise SwarmforgeError(
-                f"No swarmforge/swarmforge.conf here or above {os.getcwd()}.",
-                hint="Run `swarmforge init` first.",
-            )
-        here = parent
 
 
 def _say(ns: argparse.Namespace) -> Callable[[str], None]:
