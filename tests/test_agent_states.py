@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,16 @@ import pytest
 
 from swarmforge import events
 from swarmforge.errors import CorruptFile
-from swarmforge.swarm import agenthint, agentstate, lifecycle, runrecord, state
+from swarmforge.handoff.notify import project_socket
+from swarmforge.swarm import (
+    agenthint,
+    agentprobe,
+    agentstate,
+    codexconf,
+    lifecycle,
+    runrecord,
+    state,
+)
 from swarmforge.swarm.agenthint import Hint
 from swarmforge.swarm.agentstate import Evidence, combine
 from swarmforge.swarm.settings import parse_settings
@@ -46,17 +56,16 @@ def test_no_recorded_start_is_starting_and_an_exit_is_exited_with_its_code() -> 
 
 
 def test_an_approval_prompt_on_the_screen_is_waiting_whatever_the_hooks_said() -> None:
-    ev = with_(RUNNING, hint=Hint("working", NOW - 5, "claude PreToolUse"), hooks=True)
+    ev = with_(RUNNING, hint=Hint("working", NOW - 5, "claude PreToolUse"))
     verdict = combine(with_(ev, prompt_on_screen=" Do you want to proceed?"), NOW, STALL)
     assert verdict.state == "waiting" and "Do you want to proceed?" in verdict.reason
     assert agentstate.prompt_line(["│ Bash command", "│ Do you want to proceed?", "│ 1. Yes"])
 
 
 def test_claude_hooks_decide_between_working_waiting_and_idle() -> None:
-    hooked = with_(RUNNING, hooks=True)
-    assert judged(with_(hooked, hint=Hint("working", NOW - 1, "claude PreToolUse"))) == "working"
-    assert judged(with_(hooked, hint=Hint("waiting", NOW - 1, "claude Notification"))) == "waiting"
-    idle = with_(hooked, hint=Hint("idle", NOW - 1, "claude Stop"))
+    assert judged(with_(RUNNING, hint=Hint("working", NOW - 1, "claude PreToolUse"))) == "working"
+    assert judged(with_(RUNNING, hint=Hint("waiting", NOW - 1, "claude Notification"))) == "waiting"
+    idle = with_(RUNNING, hint=Hint("idle", NOW - 1, "claude Stop"))
     assert judged(idle) == "idle"
     # Its screen redrawing after the Stop hook is no work; claiming an item after it is.
     assert judged(with_(idle, active_at=NOW)) == "idle"
@@ -64,7 +73,7 @@ def test_claude_hooks_decide_between_working_waiting_and_idle() -> None:
 
 
 def test_a_hint_from_before_the_last_start_is_ignored() -> None:
-    stale = with_(RUNNING, hooks=True, hint=Hint("working", NOW - 500, "claude PreToolUse"))
+    stale = with_(RUNNING, hint=Hint("working", NOW - 500, "claude PreToolUse"))
     assert judged(stale) == "idle"
 
 
@@ -84,7 +93,7 @@ def test_an_item_in_process_with_nothing_moving_past_the_threshold_is_stalled() 
     # Nothing in hand: quiet is idle, however long.
     assert judged(with_(RUNNING, active_at=NOW - 5000)) == "idle"
     # Once claude's turn ended, its screen's redraws do not keep a stall away.
-    idle = with_(busy, hooks=True, hint=Hint("idle", NOW - 50, "claude Stop"), active_at=NOW)
+    idle = with_(busy, hint=Hint("idle", NOW - 50, "claude Stop"), active_at=NOW)
     assert judged(idle, now=NOW + STALL) == "stalled"
 
 
@@ -124,6 +133,141 @@ def test_the_stall_threshold_is_a_duration_and_a_bad_one_names_file_and_value() 
     assert parse_settings(b'[stall]\nafter = "1h30m"\n', "s.toml").stall.seconds == 5400
     with pytest.raises(CorruptFile, match=r"s\.toml: stall\.after: .*'soon' is not a duration"):
         parse_settings(b'[stall]\nafter = "soon"\n', "s.toml")
+
+
+def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: Path) -> None:
+    codex = agenthint.from_codex
+    for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse"):
+        assert codex({"hook_event_name": event, "tool_name": "Bash"}) == (
+            "working",
+            f"codex {event}",
+        )
+    asked = {"hook_event_name": "PermissionRequest", "tool_name": "Bash"}
+    assert codex(asked) == ("waiting", "codex PermissionRequest")
+    assert codex({"hook_event_name": "Stop", "stop_hook_active": False}) == ("idle", "codex Stop")
+    assert codex({"hook_event_name": "SessionStart"}) is None
+    assert codex({"type": "approval-requested"}) is None  # not a payload of its notify
+    env = {"SWARMFORGE_PROJECT": str(tmp_path), "SWARMFORGE_ROLE": "cleaner"}
+    turn_over = '{"type": "agent-turn-complete", "thread-id": "t"}'
+    # Without hooks, notify is codex's only word; once a hook spoke, notify is not heard:
+    # it also fires when codex's session-title side thread ends, mid-turn.
+    assert agenthint.record(env, "codex", turn_over)
+    assert agenthint.record(env, "codex", '{"hook_event_name": "PreToolUse"}')
+    assert not agenthint.record(env, "codex", turn_over)
+    hint = agenthint.read_hint(str(tmp_path), "cleaner")
+    assert hint is not None and (hint.state, hint.source) == ("working", "codex PreToolUse")
+    assert hint.both_sides and not Hint("idle", NOW, "codex notify").both_sides
+
+
+def test_codex_state_hooks_are_one_trusted_config_option() -> None:
+    flag, value = codexconf.state_hook_args()
+    hooks = tomllib.loads(value)["hooks"]
+    assert flag == "-c" and set(hooks) == {*codexconf.STATE_HOOKS, "state"}
+    handler = hooks["PreToolUse"][0]["hooks"][0]
+    assert handler["command"] == "swarmforge agent-state --agent codex"
+    # codex trusts a hook whose hash is recorded under its key: the hash that codex 0.171.0
+    # gives this hook, as its app-server's hooks/list reports it.
+    key = "/<session-flags>/config.toml:pre_tool_use:0:0"
+    assert hooks["state"][key]["trusted_hash"] == (
+        "sha256:30c13d5cd9b16c60d724506be0757dcf6f4fd51fdbde0220598452b2867e04d9"
+    )
+    labels = ("user_prompt_submit", "pre_tool_use", "permission_request", "post_tool_use", "stop")
+    assert set(hooks["state"]) == {f"/<session-flags>/config.toml:{label}:0:0" for label in labels}
+    # One line of TOML, whatever the command holds.
+    odd = {"type": "command", "command": 'say "hi" \\ there', "timeout": 1, "async": False}
+    assert tomllib.loads(f"x = {codexconf.inline_toml({'h': [odd]})}")["x"] == {"h": [odd]}
+
+
+REPORTS = (
+    b"\x1b]0;title\x07\x1b]7501;state=idle:app=codex\x1b\\drawn"
+    b"\x1b]7501;state=working:app=codex\x1b\\more"
+    b"\x1b]7501;state=blocked:app=codex:kind=permission\x1b\\dialog"
+)
+
+
+def test_status_reports_on_the_terminal_map_to_states() -> None:
+    found = agentstate.last_report(REPORTS, 1000)
+    assert found is not None
+    assert (found.state, found.source) == ("waiting", "codex terminal status")
+    assert found.offset == 1000 + REPORTS.index(b"\x1b]7501;state=blocked")
+    done = agentstate.last_report(REPORTS + b"\x1b]7501;state=done:app=codex\x07", 0)
+    assert done is not None and done.state == "idle"
+    # `clear`, a report still being written, or an unknown word say nothing new.
+    for tail in (b"\x1b]7501;state=clear\x1b\\", b"\x1b]7501;state=id", b"\x1b]7501;state=x\x07"):
+        later = agentstate.last_report(REPORTS + tail, 0)
+        assert later is not None and later.state == "waiting"
+    assert agentstate.last_report(b"no reports here", 0) is None
+
+
+def test_codex_hooks_outrank_its_terminal_status_which_outranks_its_notify() -> None:
+    report = Hint("working", NOW - 5, "codex terminal status")
+    notify = Hint("idle", NOW - 1, "codex notify")
+    assert agentstate.said(with_(RUNNING, hint=notify, report=report)) == report
+    hook = Hint("working", NOW - 20, "codex PreToolUse")
+    assert agentstate.said(with_(RUNNING, hint=hook, report=report)) == hook
+    assert agentstate.said(with_(RUNNING, hint=notify)) == notify
+    # A report from before the agent's last start is not its word.
+    old = Hint("idle", NOW - 500, "codex terminal status")
+    assert agentstate.said(with_(RUNNING, hint=notify, report=old)) == notify
+    waiting = combine(
+        with_(RUNNING, report=Hint("waiting", NOW - 1, "codex terminal status")), NOW, STALL
+    )
+    assert waiting == agentstate.Verdict(
+        "waiting", "codex terminal status says it waits for a person"
+    )
+    # Its terminal status tells both sides of a turn: redraws after its end are no work.
+    idle = with_(RUNNING, report=Hint("idle", NOW - 30, "codex terminal status"), active_at=NOW)
+    assert combine(idle, NOW, STALL).reason == "codex terminal status says its turn ended"
+
+
+def test_codex_screen_status_line_with_activity_is_working_without_its_own_word() -> None:
+    screen = [
+        "> Go.",
+        "",
+        "• Working (4s • esc to interrupt) · 1 background terminal running",
+        "",
+        "",
+    ]
+    assert agentstate.working_line(screen) is not None
+    assert agentstate.working_line(["> Ask Codex to do anything", ""]) is None
+    active = with_(RUNNING, active_at=NOW - 1)
+    shown = combine(with_(active, working_on_screen=True), NOW, STALL)
+    assert shown.reason == "its screen shows it works and its processes or log are active"
+    # Activity alone, where the screen would show a turn, is no work (a redraw, typing).
+    quiet = combine(with_(active, working_on_screen=False), NOW, STALL)
+    assert quiet == agentstate.Verdict("idle", "its screen shows no turn in progress")
+    # The status line of a frozen screen, without activity, is no work either.
+    assert judged(with_(RUNNING, active_at=NOW - 60, working_on_screen=True)) == "idle"
+
+
+def test_a_dialog_drawn_high_on_a_tall_pane_is_found() -> None:
+    dialog = ["  Would you like to run the following command?", "  $ rm -rf scratch"]
+    screen = [*dialog, "  Press enter to confirm or esc to cancel", *[""] * 40]
+    assert agentstate.prompt_line(screen) == "  Press enter to confirm or esc to cancel"
+
+
+def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) -> None:
+    logs = tmp_path / ".swarmforge" / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "cleaner.log"
+    log.write_bytes(REPORTS)
+    first = agentprobe._report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
+    assert first is not None and (first.state, first.at) == ("waiting", NOW)
+    before = agentstate.StateRecord(
+        role="cleaner", run_id="r", state="waiting", since="s", report=first
+    )
+    # Seen again later: known since it was first seen.
+    again = agentprobe._report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
+    assert again == first
+    # Pushed out of the window by a long turn's redraws: it still stands.
+    log.write_bytes(REPORTS + b"x" * agentprobe.REPORT_WINDOW)
+    size = log.stat().st_size
+    assert agentprobe._report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
+    # A new report replaces it, from the moment it is seen.
+    log.write_bytes(log.read_bytes() + b"\x1b]7501;state=working:app=codex\x1b\\")
+    size = log.stat().st_size
+    newer = agentprobe._report(str(tmp_path), "cleaner", before, size, NOW + 6)
+    assert newer is not None and (newer.state, newer.at) == ("working", NOW + 6)
 
 
 # --- the real agents, offline against the scripted model -------------------------------
@@ -253,11 +397,97 @@ def test_claude_holding_an_item_without_moving_is_stalled(repo: Path, live: Live
     retry_until(lambda: "stalled" in recorded_states(repo, "coder"))
 
 
+CODEX = "window cleaner codex cleaner\n"  # as the swarm starts codex: `notify` and its hooks
+# codex with its hooks turned off, as a user's configuration may: its terminal status is left.
+CODEX_UNHOOKED = "window cleaner codex cleaner --disable hooks\n"
+# codex asks before it runs a command that a rule of its exec policy marks `prompt`.
+CODEX_ASKS = 'prefix_rule(pattern=["rm", "-rf", "scratch"], decision="prompt")\n'
+
+
+def tool_results(live: LiveSwarm, role: str) -> list[str]:
+    """The outputs of the tool calls that `role`'s agent has sent back to the model."""
+    return [e.tool_output for e in live.server.exchanges(role) if e.tool_output is not None]
+
+
+def reported(repo: Path, role: str) -> tuple[str, str] | None:
+    """The state and source of the last status report recorded of `role`'s terminal."""
+    record = runrecord.load(str(repo))
+    assert record is not None
+    found = agentstate.load_record(str(repo), role, record.run_id)
+    report = found.report if found is not None else None
+    return (report.state, report.source) if report is not None else None
+
+
+def press(repo: Path, role: str, key: str) -> None:
+    """Type `key` into `role`'s tmux pane, as a person would."""
+    record = runrecord.load(str(repo))
+    found = record.role(role) if record is not None else None
+    assert found is not None
+    socket = project_socket(str(repo))
+    subprocess.run(["tmux", "-L", socket, "send-keys", "-t", f"={found.session}:", key], check=True)
+
+
 @pytest.mark.slow
 @needs_tmux
-def test_codex_is_idle_after_a_turn_by_its_notify_program(repo: Path, live: LiveSwarm) -> None:
-    make_swarm(repo, "window cleaner codex cleaner\n", prompts={"cleaner": "Clean.\n"})
+def test_codex_without_hooks_works_while_its_tool_call_runs_by_its_terminal_status(
+    repo: Path, live: LiveSwarm
+) -> None:
+    make_swarm(repo, CODEX_UNHOOKED, prompts={"cleaner": "Clean.\n"})
+    live.first = ["sleep 8"]
     live.up()
-    live.wait_openings("cleaner", 1)
-    shown = wait_state(repo, "cleaner", "idle")
-    assert shown.reason == "codex notify says its turn ended"
+    shown = wait_state(repo, "cleaner", "working", because="terminal status")
+    assert shown.reason == "codex terminal status says it works"
+    assert tool_results(live, "cleaner") == []  # seen while `sleep` ran, not after
+    shown = wait_state(repo, "cleaner", "idle", because="terminal status")
+    assert shown.reason == "codex terminal status says its turn ended"
+    assert len(tool_results(live, "cleaner")) == 1
+    # Its notify program said so too; it is heard only when codex says nothing else.
+    hint = agenthint.read_hint(str(repo), "cleaner")
+    assert hint is not None and (hint.state, hint.source) == ("idle", "codex notify")
+    retry_until(lambda: recorded_states(repo, "cleaner")[-2:] == ["working", "idle"])
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_codex_works_by_its_hooks_while_its_tool_call_runs(repo: Path, live: LiveSwarm) -> None:
+    make_swarm(repo, CODEX, prompts={"cleaner": "Clean.\n"})
+    live.first = ["sleep 8"]
+    live.up()
+    shown = wait_state(repo, "cleaner", "working", because="PreToolUse")
+    assert shown.reason == "codex PreToolUse says it works"
+    assert tool_results(live, "cleaner") == []
+    shown = wait_state(repo, "cleaner", "idle", because="Stop")
+    assert shown.reason == "codex Stop says its turn ended"
+    assert len(tool_results(live, "cleaner")) == 1
+    # Its notify program (which also fires for codex's side threads) was not heard.
+    hint = agenthint.read_hint(str(repo), "cleaner")
+    assert hint is not None and hint.source == "codex Stop"
+
+
+@pytest.mark.slow
+@needs_tmux
+@pytest.mark.parametrize("hooked", [True, False], ids=["as-started", "without-hooks"])
+def test_codex_at_its_approval_dialog_is_waiting(
+    repo: Path, live: LiveSwarm, tmp_path: Path, hooked: bool
+) -> None:
+    rules = tmp_path / "homes" / "cleaner" / ".codex" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "swarm.rules").write_text(CODEX_ASKS)
+    make_swarm(repo, CODEX if hooked else CODEX_UNHOOKED, prompts={"cleaner": "Clean.\n"})
+    live.first = ["rm -rf scratch"]
+    live.up()
+    shown = wait_state(repo, "cleaner", "waiting", because="screen")
+    assert shown.reason == "its screen shows: Press enter to confirm or esc to cancel"
+    assert tool_results(live, "cleaner") == []
+    retry_until(lambda: "waiting" in recorded_states(repo, "cleaner"))
+    # codex said so itself: by its PermissionRequest hook, or its terminal status.
+    if hooked:
+        hint = agenthint.read_hint(str(repo), "cleaner")
+        word = (hint.state, hint.source) if hint is not None else None
+        assert word == ("waiting", "codex PermissionRequest")
+    else:
+        retry_until(lambda: reported(repo, "cleaner") == ("waiting", "codex terminal status"))
+    # Approved, the command runs and the turn ends.
+    press(repo, "cleaner", "y")
+    shown = wait_state(repo, "cleaner", "idle", because="Stop" if hooked else "terminal status")
+    assert len(tool_results(live, "cleaner")) == 1

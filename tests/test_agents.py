@@ -68,7 +68,7 @@ def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
 
 
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
-    shell = ["-c", "allow_login_shell=false", *agents.CODEX_NOTIFY]
+    shell = ["-c", "allow_login_shell=false", *agents.CODEX_REPORTS]
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",
@@ -158,7 +158,7 @@ def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
         TREE,
         "-c",
         "allow_login_shell=false",
-        *agents.CODEX_NOTIFY,
+        *agents.CODEX_REPORTS,
         "--note",
         "a; rm -rf / #",
         "--",

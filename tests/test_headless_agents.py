@@ -87,7 +87,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
         swarm.records["fixer"].path,
         "-c",
         "allow_login_shell=false",
-        *agents.CODEX_NOTIFY,
+        *agents.CODEX_REPORTS,
         "-m",
         "o3",
         "--",

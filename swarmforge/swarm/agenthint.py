@@ -1,4 +1,4 @@
-"""What an agent's own callbacks say of it: claude's hooks and codex's `notify` program.
+"""What an agent's own callbacks say of it: claude's and codex's hooks, codex's `notify` program.
 
 They run `swarmforge agent-state` (an internal subcommand) inside the role's
 environment, which names the project (`SWARMFORGE_PROJECT`) and the role
@@ -6,6 +6,13 @@ environment, which names the project (`SWARMFORGE_PROJECT`) and the role
 and with the standard library only: it runs at every tool call of a claude
 agent. A hint is evidence that agentstate.py combines with the rest; it never
 fails the agent that sent it.
+
+Hooks (claude's; codex's when given `codexconf.state_hook_args`) report both sides
+of a turn. codex's `notify` program reports only an end (`agent-turn-complete`, its
+one payload type), and not only of the agent's turns: codex also notifies when the
+side thread that titles its session ends, just after the agent's first turn has
+begun. So once codex's hooks speak, its notify is ignored (the Stop hook says when
+a turn ends); without hooks it is the only word codex says of itself.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from swarmforge.layout import AGENTS_DIR
 HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of themselves
 CLAUDE_WORKING = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
 CLAUDE_IDLE_NOTICES = ("idle_prompt",)  # its reminder after a while without input
+CODEX_WORKING = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+CODEX_NOTIFY = "codex notify"  # the source of a hint from codex's notify program
 
 
 def hint_path(root: str, role: str) -> str:
@@ -36,6 +45,12 @@ class Hint:
     state: str
     at: float
     source: str
+
+    @property
+    def both_sides(self) -> bool:
+        """Its source tells the start of a turn as well as its end (a hook, codex's terminal
+        status), not only an end (codex's notify program)."""
+        return self.source != CODEX_NOTIFY
 
 
 def write_hint(root: str, role: str, state: str, source: str, when: float | None = None) -> None:
@@ -77,17 +92,29 @@ def from_claude(payload: dict[str, object]) -> tuple[str, str] | None:
 
 
 def from_codex(payload: dict[str, object]) -> tuple[str, str] | None:
-    """The state and source of a codex `notify` call's JSON argument, or None."""
-    kind = str(payload.get("type", ""))
-    if kind == "agent-turn-complete":
-        return "idle", "codex notify"
-    if kind == "approval-requested":
-        return "waiting", "codex notify"
+    """The state and source of a codex hook's JSON input or `notify` argument, or None."""
+    event = str(payload.get("hook_event_name", ""))
+    if event in CODEX_WORKING:
+        return "working", f"codex {event}"
+    if event == "PermissionRequest":
+        return "waiting", f"codex {event}"
+    if event == "Stop":
+        return "idle", f"codex {event}"
+    if payload.get("type") == "agent-turn-complete":
+        return "idle", CODEX_NOTIFY
     return None
 
 
+def _superseded(root: str, role: str, source: str) -> bool:
+    """True for a notify from a codex whose hooks speak (they say more, and only of its turns)."""
+    if source != CODEX_NOTIFY:
+        return False
+    last = read_hint(root, role)
+    return last is not None and last.both_sides
+
+
 def record(env: dict[str, str], agent: str, document: str) -> bool:
-    """Write the hint that `document` (a hook's input, a notify argument) gives; True if any."""
+    """Write the hint that `document` (a hook's input, a notify argument) gives; True if so."""
     root, role = env.get("SWARMFORGE_PROJECT"), env.get("SWARMFORGE_ROLE")
     if not root or not role:
         return False  # not started by a swarm: nothing to record
@@ -98,7 +125,7 @@ def record(env: dict[str, str], agent: str, document: str) -> bool:
     if not isinstance(payload, dict):
         return False
     said = from_claude(payload) if agent == "claude" else from_codex(payload)
-    if said is None:
+    if said is None or _superseded(root, role, said[1]):
         return False
     write_hint(root, role, *said)
     return True

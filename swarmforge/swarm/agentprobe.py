@@ -11,6 +11,7 @@ from __future__ import annotations
 import calendar
 import os
 import time
+from dataclasses import dataclass
 
 import psutil
 
@@ -21,12 +22,14 @@ from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
 from swarmforge.layout import LOGS_DIR
 from swarmforge.swarm import agenthint, agentstate, lifecycle, runrecord, tagging
-from swarmforge.swarm.agentstate import Evidence, StateRecord, Verdict
+from swarmforge.swarm.agentstate import Evidence, Report, StateRecord, Verdict
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 
-HOOKED_AGENTS = ("claude",)  # their hooks report both the start and the end of a turn
+# Agents whose screen shows a status line throughout a turn (agentstate.WORKING_MARKERS).
+STATUS_LINE_AGENTS = ("codex",)
 EVERY = 2.0  # seconds between two refreshes by a supervisor
+REPORT_WINDOW = 64 * 1024  # the bytes at the end of a pane log searched for a status report
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -52,11 +55,47 @@ def _cpu(pid: int | None) -> float | None:
     return total
 
 
+def _log_path(root: str, role: str) -> str:
+    return os.path.join(root, LOGS_DIR, f"{role}.log")
+
+
 def _log_size(root: str, role: str) -> int | None:
     try:
-        return os.stat(os.path.join(root, LOGS_DIR, f"{role}.log")).st_size
+        return os.stat(_log_path(root, role)).st_size
     except OSError:
         return None
+
+
+def _log_tail(root: str, role: str, size: int) -> tuple[int, bytes] | None:
+    """The last bytes of the role's log (up to REPORT_WINDOW of its `size`), and their offset."""
+    start = max(0, size - REPORT_WINDOW)
+    try:
+        with open(_log_path(root, role), "rb") as f:
+            f.seek(start)
+            return start, f.read(REPORT_WINDOW)
+    except OSError:
+        return None
+
+
+def _report(
+    root: str, role: str, before: StateRecord | None, log_size: int | None, now: float
+) -> Report | None:
+    """The last status report in the role's pane log, and since when it is known.
+
+    An agent reports only a change, so during a long turn its report may fall behind
+    the window that is read: the one the previous sample found stands until a new one.
+    """
+    old = before.report if before is not None else None
+    tail = _log_tail(root, role, log_size) if log_size is not None else None
+    if tail is None:
+        return None
+    start, data = tail
+    found = agentstate.last_report(data, start)
+    if found is None:
+        return old if old is not None and old.offset < start else None
+    if old is not None and (old.offset, old.state) == (found.offset, found.state):
+        return old
+    return Report(offset=found.offset, state=found.state, source=found.source, at=now)
 
 
 def _busy_since(role: RoleRecord) -> float | None:
@@ -78,17 +117,23 @@ def _busy_since(role: RoleRecord) -> float | None:
     return claimed
 
 
-def _screen(root: str, record: RunRecord, role: RoleRecord) -> str | None:
-    """The prompt line the role's tmux pane shows, if any."""
+def _screen(root: str, record: RunRecord, role: RoleRecord) -> list[str] | None:
+    """The lines the role's tmux pane shows; None without a pane or when it cannot be read."""
     if record.backend != "tmux":
         return None
     from swarmforge.swarm.tmux import Tmux
 
     try:
-        screen = Tmux(project_socket(root)).capture(f"={role.session}:")
+        return Tmux(project_socket(root)).capture(f"={role.session}:")
     except (SwarmforgeError, OSError):
         return None
-    return agentstate.prompt_line(screen)
+
+
+def _working_on_screen(role: RoleRecord, screen: list[str] | None) -> bool | None:
+    """Whether the screen shows the agent's status line of a turn; None if it cannot tell."""
+    if screen is None or role.agent not in STATUS_LINE_AGENTS:
+        return None
+    return agentstate.working_line(screen) is not None
 
 
 def _active_at(
@@ -103,6 +148,16 @@ def _active_at(
     return now if spun or grew else before.active_at
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """The evidence of one instant, and the activity samples and report to carry forward."""
+
+    ev: Evidence
+    cpu: float | None
+    log_size: int | None
+    report: Report | None
+
+
 def _sample(
     root: str,
     record: RunRecord,
@@ -110,30 +165,34 @@ def _sample(
     life: AgentLife | None,
     before: StateRecord | None,
     now: float,
-) -> tuple[Evidence, float | None, int | None]:
+) -> _Sample:
     pid = life.pid if life is not None else None
     cpu, log_size = _cpu(pid), _log_size(root, role.name)
     running = life is not None and life.state == "running"
+    screen = _screen(root, record, role) if running else None
+    report = _report(root, role.name, before, log_size, now)
     ev = Evidence(
         life="none" if life is None else life.state,
         alive=tagging.is_alive(pid),
         exit_code=life.exit_code if life is not None and life.state == "exited" else None,
         started_at=_epoch(life.started_at) if life is not None else None,
         hint=agenthint.read_hint(root, role.name),
-        hooks=role.agent in HOOKED_AGENTS,
-        prompt_on_screen=_screen(root, record, role) if running else None,
+        report=report.hint() if report is not None else None,
+        prompt_on_screen=agentstate.prompt_line(screen) if screen is not None else None,
+        working_on_screen=_working_on_screen(role, screen),
         busy_since=_busy_since(role),
         active_at=_active_at(before, cpu, log_size, now),
     )
-    return ev, cpu, log_size
+    return _Sample(ev, cpu, log_size, report)
 
 
 def _since(before: StateRecord | None, verdict: Verdict, ev: Evidence, now: float) -> str:
     if before is not None and before.state == verdict.state:
         return before.since
     when = now
-    if ev.hint is not None and ev.hint.state == verdict.state:
-        when = min(now, ev.hint.at)  # the agent said so then
+    word = agentstate.said(ev)
+    if word is not None and word.state == verdict.state:
+        when = min(now, word.at)  # the agent said so then
     return events.stamp(int(when * 1_000_000_000))
 
 
@@ -145,12 +204,13 @@ def refresh(
     life = lifecycle.load(root, role.name, record.run_id)
     if not write:
         before = agentstate.load_record(root, role.name, record.run_id)
-        ev, _, _ = _sample(root, record, role, life, before, now)
-        return _judged(role, record, before, ev, now, stall_after, None, None)
+        sample = _sample(root, record, role, life, before, now)
+        unsampled = _Sample(sample.ev, None, None, sample.report)
+        return _judged(role, record, before, unsampled, now, stall_after)
     with agentstate.lock(root, role.name):
         before = agentstate.load_record(root, role.name, record.run_id)
-        ev, cpu, log_size = _sample(root, record, role, life, before, now)
-        after = _judged(role, record, before, ev, now, stall_after, cpu, log_size)
+        sample = _sample(root, record, role, life, before, now)
+        after = _judged(role, record, before, sample, now, stall_after)
         agentstate.save_record(root, after)
     agentstate.emit_change(root, before, after)
     return after
@@ -160,12 +220,11 @@ def _judged(
     role: RoleRecord,
     record: RunRecord,
     before: StateRecord | None,
-    ev: Evidence,
+    sample: _Sample,
     now: float,
     stall_after: float,
-    cpu: float | None,
-    log_size: int | None,
 ) -> StateRecord:
+    ev, cpu, log_size = sample.ev, sample.cpu, sample.log_size
     verdict = agentstate.combine(ev, now, stall_after)
     sampled = cpu is not None or log_size is not None
     return StateRecord(
@@ -179,6 +238,7 @@ def _judged(
         log_size=log_size if sampled else (before.log_size if before else None),
         sampled_at=now if sampled else (before.sampled_at if before else None),
         active_at=ev.active_at,
+        report=sample.report,
     )
 
 

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 from swarmforge.cli.helpers import SCRIPTS
 from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import codexconf
 from swarmforge.swarm.roster import RoleSpec
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
@@ -68,8 +69,13 @@ CODEX_SHELL = ("-c", "allow_login_shell=false")
 # fails is reported by claude and ignored; only exit status 2 would block a tool call.
 STATE_CALLBACK = "swarmforge agent-state --agent claude"
 CLAUDE_HOOKS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop")
-# codex runs this program with a JSON argument at the end of every turn.
-CODEX_NOTIFY = ("-c", 'notify=["swarmforge", "agent-state", "--agent", "codex"]')
+# How codex tells swarmforge its state: its notify program at the end of each turn, and
+# its hooks (trusted one by one, see codexconf.state_hook_args) at every step of a turn.
+CODEX_REPORTS = (
+    "-c",
+    'notify=["swarmforge", "agent-state", "--agent", "codex"]',
+    *codexconf.state_hook_args(),
+)
 # Linux refuses a single argument longer than 32 pages (MAX_ARG_STRLEN); stay well below.
 MAX_PROMPT_ARG = 100_000
 HEADLESS_NOTE = (
@@ -157,7 +163,7 @@ def _codex(role: RoleSpec, launch: Launch) -> list[str]:
         "-C",
         launch.worktree_path,
         *CODEX_SHELL,
-        *CODEX_NOTIFY,
+        *CODEX_REPORTS,
         *role.extra_args,
         "--",
         launch.prompt_text,
