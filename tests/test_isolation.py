@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ def test_the_block_runs_in_its_own_worktree_which_goes_afterwards(repo: Path) ->
     with isolated(str(repo), "r1", "t1") as iso:
         assert iso.path == str(repo / ".worktrees" / "r1-t1")
         assert iso.branch == "swarm/r1/t1"
-        assert iso.port == port_for("swarm/r1/t1")
+        assert iso.port == port_for("swarm/r1/t1", os.path.realpath(repo))
         assert git(Path(iso.path), "symbolic-ref", "--short", "HEAD") == iso.branch
         (Path(iso.path) / "work").write_text("done\n")
         git(Path(iso.path), "add", "work")

@@ -14,7 +14,7 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from swarmforge.swarm.state import Process
+    from swarmforge.swarm.state import PortHolder, Process
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
@@ -73,8 +73,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gc = sub.add_parser("gc", help="clean up after a runner that was killed")
     _project_arg(gc)
     gc.set_defaults(handler=_gc)
-    port = sub.add_parser("port", help="print the deterministic port of a branch")
+    port = sub.add_parser(
+        "port",
+        help="print the deterministic port of a branch",
+        description="Print the home port of BRANCH in the project: SHA-256 of the real "
+        "path of its main checkout, a NUL byte and BRANCH, into [4000, 5000).",
+    )
     port.add_argument("branch")
+    _project_arg(port, json_flag=False)
     port.set_defaults(handler=_port)
 
 
@@ -218,6 +224,8 @@ def _status(ns: argparse.Namespace) -> int:
             f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
             f"failed {role.failed_items}  {role.branch}"
         )
+        if role.port_conflict is not None:
+            print(f"    {_held(role.port, role.port_conflict)}")
         if role.agent_state is not None:
             shown = role.agent_state
             code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
@@ -239,6 +247,13 @@ def _status(ns: argparse.Namespace) -> int:
     for ref in state.rescues:
         print(f"  rescued work: {ref}")
     return EXIT_OK
+
+
+def _held(port: int, holder: PortHolder) -> str:
+    """What status says of a role's port that another process listens on."""
+    who = f"pid {holder.pid}" if holder.pid is not None else "a process of another user"
+    name = f" ({holder.name})" if holder.name else ""
+    return f"port {port} is held by {who}{name}, not by this role"
 
 
 def _process_lines(process: Process) -> list[str]:
@@ -286,12 +301,41 @@ def _gc(ns: argparse.Namespace) -> int:
 
 
 def _port(ns: argparse.Namespace) -> int:
-    from swarmforge.ports import port_for
+    from swarmforge.ports import port_for, project_identity
 
     if not ns.branch.strip():
         raise SwarmforgeError("port: the branch name is empty.")
-    print(port_for(ns.branch))
+    project = project_identity(_port_project(ns.project))
+    home = port_for(ns.branch, project)
+    print(home)
+    given = _recorded_port(project, ns.branch)
+    if given is not None and given != home:
+        print(f"note: the project's run gave {ns.branch} port {given} instead", file=sys.stderr)
     return EXIT_OK
+
+
+def _port_project(option: str | None) -> str:
+    """`--project DIR`, else the project seen from here, as `doctor` finds it."""
+    if option:
+        if not os.path.isdir(option):
+            raise SwarmforgeError(f"--project {option}: no such directory.")
+        return option
+    from swarmforge.swarm.doctor import locate_project
+
+    return locate_project(os.getcwd()) or os.getcwd()
+
+
+def _recorded_port(root: str, branch: str) -> int | None:
+    """The port the project's run record gives `branch`, if a role of the run works there."""
+    from swarmforge.errors import CorruptFile
+    from swarmforge.swarm import runrecord
+
+    try:
+        record = runrecord.load(root)
+    except (CorruptFile, OSError):
+        return None
+    found = [r.port for r in record.roles if r.branch == branch] if record else []
+    return found[0] if found else None
 
 
 def _supervise(ns: argparse.Namespace) -> int:

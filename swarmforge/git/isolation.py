@@ -17,7 +17,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.names import branch_name, rescue_ref
 from swarmforge.git.worktrees import Removal, create, remove
-from swarmforge.ports import port_for
+from swarmforge.ports import port_for, project_identity
 
 
 class IsolationUnavailable(SwarmforgeError):
@@ -64,7 +64,8 @@ def isolated(
     main = require_worktrees(root, run_id, task_id)
     name = worktree_name(run_id, task_id)
     tree = create(main.workdir, name, branch, base)
-    isolation = Isolation(tree.path, branch, port if port is not None else port_for(branch))
+    home = port_for(branch, project_identity(main.workdir)) if port is None else port
+    isolation = Isolation(tree.path, branch, home)
     try:
         yield isolation
     finally:

@@ -26,7 +26,7 @@ from swarmforge import fsutil
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.ports import assign_ports
+from swarmforge.ports import assign_ports, project_identity
 from swarmforge.run import external, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
@@ -76,7 +76,10 @@ class Orchestrator:
         # Claimed tasks waiting for the journal to be durable up to a seq before they start.
         self.held: list[tuple[int, Flight]] = []
         self.env = {**os.environ, "SWARMFORGE_RUN_ID": self.run_id, "SWARMFORGE_PROJECT": self.root}
-        self.ports = assign_ports(f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate)
+        self.ports = assign_ports(
+            (f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate),
+            project_identity(self.root),
+        )
         # What `run` finds and opens under the run's lock.
         self.resumed: dict[str, str] = {}  # every task's status as the journal left it
         self.reported: set[str] = set()  # tasks with a report from an earlier life of the run

@@ -257,6 +257,31 @@ def check_run(root: str) -> list[Check]:
     return [run, trees]
 
 
+def check_ports(root: str) -> Check:
+    """No process other than a role's own listens on a port the run gave that role."""
+    try:
+        record = runrecord.load(root)
+    except CorruptFile:
+        return Check("ports", "ok", "no run record to read (see the run check)")
+    if record is None:
+        return Check("ports", "ok", "no swarm run recorded yet")
+    from swarmforge.swarm.state import port_holders
+
+    held = port_holders(root, record)
+    if not held:
+        count = len(record.roles)
+        return Check("ports", "ok", f"none of the {count} role port(s) is held by another process")
+    ports = {r.name: r.port for r in record.roles}
+    found = [f"role {n}: port {ports[n]} held by {_holder(h.pid, h.name)}" for n, h in held.items()]
+    fix = "stop that process, or `swarmforge down` then `up`: the role then gets the next free port"
+    return Check("ports", "warn", "; ".join(found), fix)
+
+
+def _holder(pid: int | None, name: str | None) -> str:
+    who = f"pid {pid}" if pid is not None else "a process of another user"
+    return f"{who} ({name})" if name else who
+
+
 def locate_project(cwd: str) -> str | None:
     """The project seen from `cwd`: a swarm's, one with a config, or the checkout; None
     outside any project."""
@@ -298,5 +323,5 @@ def run_checks(
         checks += [check_agent_start(root, a, seen) for a in agentconf.agents_used(config)]
         checks.append(check_prompts(root, config))
     checks += [check_repository(root), check_tracked_state(root)]
-    checks += [check_daemon(root), *check_run(root)]
+    checks += [check_daemon(root), *check_run(root), check_ports(root)]
     return checks

@@ -21,10 +21,11 @@ from swarmforge.git.project import ensure_first_commit
 from swarmforge.handoff import handoffd, notify
 from swarmforge.layout import ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
+from swarmforge.ports import port_for, project_identity
 from swarmforge.swarm import placement, roles, runrecord, shims, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.roster import SwarmConfig
-from swarmforge.swarm.runrecord import RunRecord
+from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 from swarmforge.swarm.settings import load_settings
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
@@ -77,7 +78,9 @@ def up(
     unrecorded = None if record else _unrecorded_run(root, config)
     run_id = record.run_id if record else unrecorded or placement.new_run_id()
     progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
-    planned = placement.plan(root, config, run_id, role_env or {})
+    recorded = _recorded_ports(record)
+    planned = placement.plan(root, config, run_id, role_env or {}, recorded)
+    _say_moved_ports(root, planned, recorded, progress)
     roles.check_instructions(root, planned)
     record = RunRecord(
         run_id=run_id,
@@ -107,6 +110,25 @@ def up(
         down(root)
         raise
     return runrecord.load(root) or record, False
+
+
+def _recorded_ports(record: RunRecord | None) -> dict[str, int]:
+    """Each branch's port as the run record keeps it: a resumed role keeps its port."""
+    return {role.branch: role.port for role in record.roles} if record else {}
+
+
+def _say_moved_ports(
+    root: str, planned: list[RoleRecord], recorded: dict[str, int], progress: Progress
+) -> None:
+    """Name every role given a port other than its home port or its recorded one, and why."""
+    project = project_identity(root)
+    for role in planned:
+        home = port_for(role.branch, project)
+        if role.port not in (home, recorded.get(role.branch)):
+            progress(
+                f"role {role.name} gets port {role.port}: "
+                f"port {recorded.get(role.branch, home)} is another role's or in use"
+            )
 
 
 def _unrecorded_run(root: str, config: SwarmConfig) -> str | None:

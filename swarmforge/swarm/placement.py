@@ -9,7 +9,7 @@ from swarmforge import fsutil, proc, roletable
 from swarmforge.git import names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import BIN_DIR, LOGS_DIR, ROLES_TSV
-from swarmforge.ports import assign_ports
+from swarmforge.ports import assign_ports, is_bound, project_identity
 from swarmforge.swarm import tagging
 from swarmforge.swarm.roster import RoleSpec, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
@@ -28,15 +28,25 @@ def main_branch(root: str) -> str:
 
 
 def plan(
-    root: str, config: SwarmConfig, run_id: str, env: dict[str, dict[str, str]] | None = None
+    root: str,
+    config: SwarmConfig,
+    run_id: str,
+    env: dict[str, dict[str, str]] | None = None,
+    kept: dict[str, int] | None = None,
 ) -> list[RoleRecord]:
-    """Every role's worktree, branch and port, deterministically; nothing is created."""
+    """Every role's worktree, branch and port, deterministically; nothing is created.
+
+    A branch keeps the port in `kept` (branch to port, from the run record), unless
+    another process holds it now; a port held by another process goes to no role.
+    """
     branches = {}
     for role in config.roles:
         branches[role.name] = (
             main_branch(root) if role.in_main_checkout else names.branch_name(run_id, role.worktree)
         )
-    ports = assign_ports(set(branches.values()))
+    ports = assign_ports(
+        set(branches.values()), project_identity(root), kept=kept or {}, bound=is_bound
+    )
     return [
         RoleRecord(
             name=role.name,

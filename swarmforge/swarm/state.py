@@ -7,12 +7,15 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+import psutil
+
 from swarmforge import proc
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
+from swarmforge.ports import listeners
 from swarmforge.swarm import agentprobe, budget, lifecycle, runrecord, tagging
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
@@ -96,6 +99,15 @@ class AgentState:
 
 
 @dataclass(frozen=True)
+class PortHolder:
+    """A process that listens on a role's port and is none of the role's own: the role's
+    server cannot listen there."""
+
+    pid: int | None  # None: the system does not say (another user's process)
+    name: str | None  # its command name, when it can be read
+
+
+@dataclass(frozen=True)
 class RoleStatus:
     """Everything `status` shows about one role."""
 
@@ -117,6 +129,7 @@ class RoleStatus:
     agent_state: AgentState | None = None  # None while the run is stopped
     tokens: Tokens | None = None  # spent since the run started; None: not known for its agent
     budget: int | None = None  # the tokens it may spend in the run; None: no budget
+    port_conflict: PortHolder | None = None  # who else listens on its port, if anyone
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
@@ -271,8 +284,9 @@ def role_status(
     now: float,
     stall_after: float | None = None,
     limits: budget.Limits | None = None,
+    port_conflict: PortHolder | None = None,
 ) -> RoleStatus:
-    """Everything `status` shows about one role."""
+    """Everything `status` shows about one role (`port_conflict` from `port_holders`)."""
     box = Mailbox(role.path)
     exists = os.path.isdir(role.path)
     life = lifecycle.load(root, role.name, record.run_id)
@@ -298,7 +312,53 @@ def role_status(
         ),
         tokens=budget.role_spent(root, record, role),
         budget=(budgets(root) if limits is None else limits).role(role.name),
+        port_conflict=port_conflict,
     )
+
+
+def port_holders(root: str, record: RunRecord) -> dict[str, PortHolder]:
+    """Each role whose port another process listens on, and that process.
+
+    One read of the socket table serves every role. A listener is the role's own when
+    it, or a process it descends from, carries the role's tags (tagging.py): the agent
+    and what it started, even a server that left its parent. Empty where the system
+    does not show its sockets.
+    """
+    found = listeners({role.port for role in record.roles}) or {}
+    held: dict[str, PortHolder] = {}
+    for role in record.roles:
+        for pid in found.get(role.port, []):
+            holder = _foreign(pid, root, record.run_id, role.name)
+            if holder is not None:
+                held[role.name] = holder
+                break
+    return held
+
+
+def _foreign(pid: int | None, root: str, run_id: str, role: str) -> PortHolder | None:
+    """`pid` as a PortHolder unless it is one of `role`'s processes (or gone meanwhile)."""
+    if pid is None:
+        return PortHolder(None, None)
+    try:
+        listener = psutil.Process(pid)
+        name = listener.name()
+        lineage = [listener, *listener.parents()]
+    except psutil.NoSuchProcess:
+        return None
+    except psutil.Error:
+        return PortHolder(pid, None)  # not ours to read: none of the role's processes
+    wanted = {**tagging.tags(run_id, root), "SWARMFORGE_ROLE": role}
+    if any(_carries(p, wanted) for p in lineage):
+        return None
+    return PortHolder(pid, name)
+
+
+def _carries(process: psutil.Process, wanted: dict[str, str]) -> bool:
+    try:
+        env = process.environ()
+    except psutil.Error:
+        return False
+    return all(env.get(key) == value for key, value in wanted.items())
 
 
 def _names(directory: str) -> list[str]:
@@ -320,12 +380,16 @@ def status(root: str) -> SwarmStatus:
     now = time.time()
     stall_after = stall_seconds(root)
     limits = budgets(root)
+    held = port_holders(root, record)
     return SwarmStatus(
         project=root,
         run_id=record.run_id,
         state=record.state,
         daemon=daemon,
-        roles=[role_status(root, record, r, now, stall_after, limits) for r in record.roles],
+        roles=[
+            role_status(root, record, r, now, stall_after, limits, held.get(r.name))
+            for r in record.roles
+        ],
         rescues=rescues(root),
         backend=record.backend,
         live=is_running(root, record),
