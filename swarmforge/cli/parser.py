@@ -66,6 +66,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import cockpit_cmd
 
     cockpit_cmd.add(sub)
+    from swarmforge.cli import repair_cmd
+
+    repair_cmd.add(sub)
     return parser
 
 

@@ -21,6 +21,10 @@ RESERVED = (
     "dequeued_at",
     "completed_at",
     "warning",
+    "merge_check",
+    "merge_conflicts",
+    "requeued_at",
+    "requeue_count",
 )
 
 
