@@ -135,7 +135,8 @@ class WatchApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static("reading the swarm's status...", id="summary")
         table: DataTable[str] = DataTable(id="roles", cursor_type="row", zebra_stripes=True)
-        table.add_columns(*COLUMNS)
+        for column in COLUMNS:
+            table.add_column(column, key=column)
         yield table
         yield Log(id="events", max_lines=watchdata.EVENTS_KEPT)
         yield Footer()
@@ -167,14 +168,22 @@ class WatchApp(App[None]):
             return
         if snap == self.snap:
             return  # nothing changed: no repaint
-        self.snap = snap
+        before, self.snap = self.snap, snap
         self.query_one("#summary", Static).update(summary(snap))
         table: DataTable[str] = self.query_one(DataTable)
+        names = [r.role for r in snap.rows]
+        if before is not None and [r.role for r in before.rows] == names:
+            # The same roles: only the cells that changed (ages move every second) are
+            # redrawn, not the whole table, and the cursor stays where it is.
+            for old, new in zip(before.rows, snap.rows, strict=True):
+                for column, was, now in zip(COLUMNS, cells(old), cells(new), strict=True):
+                    if was != now:
+                        table.update_cell(new.role, column, now)
+            return
         chosen = self.selected()
         table.clear()
         for row in snap.rows:
             table.add_row(*cells(row), key=row.role)
-        names = [r.role for r in snap.rows]
         if chosen in names:
             table.move_cursor(row=names.index(chosen), animate=False)
 
