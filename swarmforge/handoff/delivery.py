@@ -5,6 +5,10 @@ under a hidden temporary name in the recipient's `inbox/new/`, flushed, and
 hard-linked to its final name, which fails rather than replaces if the name
 exists. The original is archived in `sent/` only after every copy exists, so a
 crash at any instant is completed by a retry that never makes a second copy.
+
+Each copy of a git_handoff also says whether its commit merges cleanly into that
+recipient's branch (swarmforge/git/mergecheck.py): a check that git cannot answer
+leaves the copy without the result, never holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 
 from swarmforge import fsutil, proc
 from swarmforge.errors import CorruptFile
+from swarmforge.git import mergecheck
 from swarmforge.git.objects import state_dirs_in
 from swarmforge.handoff import message
 from swarmforge.handoff.draft import HEX
@@ -37,7 +42,16 @@ TRACKED = "tracked by git: handoffs come only from the gate"
 class Outcome:
     """What became of one outbox file."""
 
-    __slots__ = ("copied", "name", "priority", "reason", "sender", "status")
+    __slots__ = (
+        "conflicts",
+        "copied",
+        "name",
+        "priority",
+        "reason",
+        "sender",
+        "status",
+        "unchecked",
+    )
 
     def __init__(
         self,
@@ -46,11 +60,16 @@ class Outcome:
         copied: list[str] | None = None,
         reason: str = "",
         handoff: message.Handoff | None = None,
+        checks: MergeChecks | None = None,
     ) -> None:
         self.name = name
         self.status = status
         self.copied = copied or []  # recipients that got their copy in this attempt
         self.reason = reason
+        # The merge checks of those copies, for the daemon: a `merge-conflict` event's
+        # fields per conflict, and a line for its log per check git could not answer.
+        self.conflicts = checks.conflicts if checks else []
+        self.unchecked = checks.problems if checks else []
         # From the handoff's headers, when it could be read (for the event log).
         self.sender = (handoff.get("from") or "") if handoff else ""
         self.priority = (handoff.get("priority") or "") if handoff else ""
@@ -129,9 +148,21 @@ def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> li
     return missing
 
 
-def copy_to(handoff: message.Handoff, name: str, role: str, entry: RoleEntry) -> bool:
-    """Publish the recipient's copy in its inbox/new/; False if it appeared meanwhile."""
-    copy = handoff.with_header("recipient", role).with_header("enqueued_at", utc_stamp())
+def copy_to(
+    handoff: message.Handoff,
+    name: str,
+    role: str,
+    entry: RoleEntry,
+    extra: list[tuple[str, str]] | None = None,
+) -> bool:
+    """Publish the recipient's copy in its inbox/new/; False if it appeared meanwhile.
+
+    `extra`: headers for this copy alone (its merge check), set before `enqueued_at`.
+    """
+    copy = handoff.with_header("recipient", role)
+    for field, value in extra or []:
+        copy = copy.with_header(field, value)
+    copy = copy.with_header("enqueued_at", utc_stamp())
     return Mailbox(entry.path).deliver_copy(name, copy)
 
 
@@ -180,24 +211,104 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
         return _failed(path, f"unreadable: {exc.strerror}")
     handoff: message.Handoff | None = None
     try:
-        handoff = _flagged(message.parse(data, path), path)
+        handoff = _flagged(_unchecked(message.parse(data, path)), path)
+        checks = MergeChecks(handoff, name, _sender(path).worktree)
         copied: list[str] = []
         unsafe: list[UnsafeMailbox] = []
         for role in plan(handoff, name, roles):
+            check = checks.against(role, roles[role])
             try:
-                if copy_to(handoff, name, role, roles[role]):
+                if copy_to(handoff, name, role, roles[role], check.headers() if check else None):
                     copied.append(role)
+                    checks.delivered(role, check)
             except UnsafeMailbox as exc:
                 unsafe.append(exc)
         if unsafe:
             reason = "; ".join(exc.message for exc in unsafe)
-            return Outcome(name, HELD, copied, reason, handoff)
+            return Outcome(name, HELD, copied, reason, handoff, checks)
         archive(path)
     except CorruptFile as exc:
         return _failed(path, f"malformed: {exc}")
     except Undeliverable as exc:
         return _failed(path, str(exc), handoff)
-    return Outcome(name, DELIVERED, copied, handoff=handoff)
+    return Outcome(name, DELIVERED, copied, handoff=handoff, checks=checks)
+
+
+def _unchecked(handoff: message.Handoff) -> message.Handoff:
+    """`handoff` without merge-check headers: only the daemon writes them, on each copy.
+
+    The gate refuses them in a draft, but a file put in an outbox by hand bypasses
+    the gate; a result it forged must not survive a check that git cannot answer.
+    """
+    if all(field not in mergecheck.HEADERS for field, _ in handoff.headers):
+        return handoff
+    kept = [(f, v) for f, v in handoff.headers if f not in mergecheck.HEADERS]
+    return message.Handoff(kept, handoff.body)
+
+
+class MergeChecks:
+    """The merge checks of one handoff's commit, one per recipient's branch.
+
+    The commit is looked up once, the first time a recipient needs it; each
+    recipient's own branch is then merged with it in memory (mergecheck.against).
+    What git could not answer is said once, and only for a copy that went out: a
+    file held in the outbox is checked again on every pass.
+    """
+
+    def __init__(self, handoff: message.Handoff, name: str, sender: str) -> None:
+        commit = handoff.get("commit") or ""
+        # Only what the gate writes is looked up: never a value git could read as an option.
+        wanted = handoff.get("type") == "git_handoff" and commit and all(c in HEX for c in commit)
+        self.commit = commit if wanted else ""
+        self.name = message.shown(name)
+        self.sender = handoff.get("from") or ""
+        self.worktree = sender  # where the commit is looked up: the repository is shared
+        self.oid: str | None = None
+        self.looked_up = False
+        self.lookup_failed = ""  # why the commit could not be looked up
+        self.skipped: dict[str, str] = {}  # role -> why its branch could not be checked
+        self.conflicts: list[dict[str, object]] = []
+        self.problems: list[str] = []
+
+    def against(self, role: str, entry: RoleEntry) -> mergecheck.MergeCheck | None:
+        """The result for `role`'s copy, or None when there is none to give."""
+        if not self.commit or self.lookup_failed:
+            return None
+        try:
+            if not self.looked_up:
+                self.looked_up = True
+                self.oid = mergecheck.resolve(self.worktree, self.commit)
+        except mergecheck.CheckFailed as exc:
+            self.lookup_failed = str(exc)
+            return None
+        if self.oid is None:
+            return mergecheck.MergeCheck(mergecheck.MISSING, self.commit)
+        try:
+            return mergecheck.against(entry.path, self.oid, self.commit)
+        except mergecheck.CheckFailed as exc:
+            self.skipped[role] = str(exc)
+            return None
+
+    def delivered(self, role: str, check: mergecheck.MergeCheck | None) -> None:
+        """Note that `role`'s copy went out with `check`: a conflict is an event, a gap a line."""
+        if self.lookup_failed:
+            self.problems[:] = [f"merge check of {self.name} skipped: {self.lookup_failed}"]
+        elif role in self.skipped:
+            self.problems.append(
+                f"merge check of {self.name} for {role} skipped: {self.skipped[role]}"
+            )
+        if check is None or check.status != mergecheck.CONFLICT:
+            return
+        self.conflicts.append(
+            {
+                "name": self.name,
+                "role": role,
+                "from": self.sender or None,
+                "commit": check.commit,
+                "paths": check.paths[: mergecheck.MAX_LISTED],
+                "count": len(check.paths),
+            }
+        )
 
 
 def _flagged(handoff: message.Handoff, path: str) -> message.Handoff:

@@ -298,6 +298,9 @@ class Dispatcher:
             )
             for role in outcome.copied
         )
+        for problem in outcome.unchecked:
+            self.log.warning("%s", problem)
+        self.events.emit_many(("merge-conflict", fields) for fields in outcome.conflicts)
         for role in outcome.copied:
             self.wakeups.add(role)
 

@@ -57,11 +57,27 @@ def task_text(task: Task) -> str:
     warning = h.get("warning")
     if warning:
         lines.append(f"WARNING: {warning}")
+    check = merge_check_text(h)
+    if check:
+        lines.append(f"MERGE CHECK: {check}")
     lines.append("PAYLOAD:")
     body = h.body
     if body and not body.endswith("\n"):
         body += "\n"
     return "\n".join(lines) + "\n" + body
+
+
+def merge_check_text(h: Handoff) -> str | None:
+    """What the daemon found merging the commit into the recipient's branch, in words.
+
+    None when the copy carries no result (a note, or a check git could not answer).
+    """
+    status = h.get("merge_check")
+    if status == "conflict":
+        return f"conflict in {h.get('merge_conflicts') or 'unnamed paths'}"
+    if status == "missing-commit":
+        return f"commit {h.get('commit') or '(none)'} is not in the repository"
+    return status  # "clean", or a value of a newer swarmforge, shown as it is
 
 
 def batch_text(batch: Batch) -> str:
