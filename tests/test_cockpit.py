@@ -78,6 +78,7 @@ def cell(page: Page, role: str, column: str) -> str:
     return page.inner_text(f"tr[data-role={role}] td[data-col={column}]")
 
 
+@pytest.mark.slow
 def test_the_page_shows_the_roles_and_a_handoff_arrives_without_a_reload(
     repo: Path, browser: Browser
 ) -> None:
@@ -113,6 +114,7 @@ def test_the_page_shows_the_roles_and_a_handoff_arrives_without_a_reload(
         assert sf("down", cwd=repo).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_role_state_change_appears_on_the_open_page(repo: Path, browser: Browser) -> None:
     make_swarm(repo, "window worker exec worker task sh -c 'cat; sleep 30'\n")
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0

@@ -86,6 +86,7 @@ def test_a_missing_agent_fails_naming_its_role(repo: Path, agents: Path) -> None
     assert found["role cleaner"]["status"] == "FAIL" and found["role cleaner"]["fix"]
 
 
+@pytest.mark.slow
 def test_an_exec_role_command_is_found_from_its_worktree(repo: Path, agents: Path) -> None:
     init(repo)
     set_conf(repo, "window coder codex master\nwindow tests exec tests batch ./run-tests.sh\n")

@@ -257,6 +257,7 @@ def _recorded(root: Path) -> dict[str, RoleRecord]:
     return {r.name: r for r in record.roles}
 
 
+@pytest.mark.slow
 def test_swarmforge_port_prints_what_up_recorded(repo: Path) -> None:
     make_swarm(repo, SWARM)
     up = sf("up", "--backend", "headless", cwd=repo)
@@ -282,6 +283,7 @@ def _status(repo: Path) -> dict[str, dict[str, object]]:
     return {r["role"]: r for r in json.loads(shown.stdout)["roles"]}
 
 
+@pytest.mark.slow
 def test_up_moves_a_role_off_a_bound_port_and_keeps_the_move(repo: Path) -> None:
     make_swarm(repo, "window lead exec master task sh -c 'cat'\n")
     home = port_for("main", os.path.realpath(repo))
@@ -306,6 +308,7 @@ def test_up_moves_a_role_off_a_bound_port_and_keeps_the_move(repo: Path) -> None
         assert sf("down", cwd=repo).returncode == 0
 
 
+@pytest.mark.slow
 def test_status_and_doctor_name_a_process_holding_a_roles_port(repo: Path) -> None:
     make_swarm(repo, "window lead exec master task sh -c 'cat'\n")
     up = sf("up", "--backend", "headless", cwd=repo)

@@ -210,6 +210,7 @@ def test_a_git_dir_in_the_parent_reaches_no_planned_run_task(repo: Path, tmp_pat
     assert not (bystander / "index").exists()
 
 
+@pytest.mark.slow
 def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_path: Path) -> None:
     make_swarm(repo, "window probe exec probe task sh -c 'env > probe.env'\n")
     env = {

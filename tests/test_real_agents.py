@@ -70,6 +70,7 @@ def _turns(report: dict[str, object], role: str) -> list[dict[str, object]]:
     return turns
 
 
+@pytest.mark.slow
 def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path) -> None:
     _project(repo, CHAIN)
     head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
