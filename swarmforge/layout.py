@@ -23,6 +23,7 @@ RUNNER_PID = os.path.join(STATE_DIR, "runner.pid")
 RUNNER_LOCK = os.path.join(STATE_DIR, "runner.lock")
 AGENTS_DIR = os.path.join(STATE_DIR, "agents")  # each role process's starts and exits
 LOGS_DIR = os.path.join(STATE_DIR, "logs")  # each role's and the runner's output
+SETUP_FAILED_DIR = os.path.join(STATE_DIR, "setup-failed")  # roles whose worktree setup failed
 PROMPTS_DIR = os.path.join(STATE_DIR, "prompts")  # each role's instruction file
 BIN_DIR = os.path.join(STATE_DIR, "bin")  # the helper shims, first on every role's PATH
 RUNS_DIR = os.path.join(STATE_DIR, "runs")  # planned runs: journal, reports, ledgers

@@ -9,11 +9,14 @@ import shlex
 import sys
 from typing import TYPE_CHECKING
 
-from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from swarmforge.swarm.artifacts import Sweep
+    from swarmforge.swarm.bootstrap import SetupFailure
+    from swarmforge.swarm.runrecord import RunRecord
     from swarmforge.swarm.state import PortHolder, Process
 
 
@@ -72,6 +75,16 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     status.set_defaults(handler=_status)
     gc = sub.add_parser("gc", help="clean up after a runner that was killed")
     _project_arg(gc)
+    gc.add_argument(
+        "--artifacts",
+        action="store_true",
+        help="also remove git-ignored build output from stopped roles' worktrees",
+    )
+    gc.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --artifacts: list that output and change nothing",
+    )
     gc.set_defaults(handler=_gc)
     port = sub.add_parser(
         "port",
@@ -174,11 +187,27 @@ def _up(ns: argparse.Namespace) -> int:
         )
     if ns.json:
         print(json.dumps({"already_running": already, **record.model_dump()}, indent=2))
-        return EXIT_OK
+        return _say_setup_failed(record, already)
     print(f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})")
     for role in record.roles:
         print(f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}")
-    return EXIT_OK
+    return _say_setup_failed(record, already)
+
+
+def _say_setup_failed(record: RunRecord, already: bool) -> int:
+    """One line on stderr per role whose worktree setup failed, so its agent is not started;
+    EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
+    from swarmforge.swarm import bootstrap
+
+    found = bootstrap.failures(record.project, [role.name for role in record.roles])
+    again = "`swarmforge down`, then `swarmforge up`" if already else "`swarmforge up`"
+    for failed in found:
+        print(
+            f"role {failed.role} not started: {failed.reason} (output in {failed.log}); "
+            f"fix it, then {again} runs its setup again",
+            file=sys.stderr,
+        )
+    return EXIT_FAILURE if found else EXIT_OK
 
 
 def _down(ns: argparse.Namespace) -> int:
@@ -205,7 +234,7 @@ def _root_or_cwd(ns: argparse.Namespace) -> str:
 def _status(ns: argparse.Namespace) -> int:
     from swarmforge.swarm.state import status
 
-    state = status(_root_or_cwd(ns))
+    state = status(_root_or_cwd(ns), sizes=True)
     if ns.json:
         print(json.dumps(state.as_json(), indent=2))
         return EXIT_OK
@@ -222,7 +251,7 @@ def _status(ns: argparse.Namespace) -> int:
         print(
             f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
             f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
-            f"failed {role.failed_items}  {role.branch}"
+            f"failed {role.failed_items}  disk {_size(role.disk_bytes)}  {role.branch}"
         )
         if role.port_conflict is not None:
             print(f"    {_held(role.port, role.port_conflict)}")
@@ -237,6 +266,9 @@ def _status(ns: argparse.Namespace) -> int:
                 f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
                 f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
             )
+        if role.setup_failed is not None:
+            for line in _setup_lines(role.setup_failed):
+                print(f"    {line}")
         for line in _process_lines(role.process):
             print(f"    {line}")
     if state.tmux_socket:
@@ -254,6 +286,14 @@ def _held(port: int, holder: PortHolder) -> str:
     who = f"pid {holder.pid}" if holder.pid is not None else "a process of another user"
     name = f" ({holder.name})" if holder.name else ""
     return f"port {port} is held by {who}{name}, not by this role"
+
+
+def _setup_lines(failed: SetupFailure) -> list[str]:
+    """What status says of a role whose worktree setup failed: why, where, the last lines."""
+    lines = [f"setup-failed: {failed.reason}, agent not started (log: {failed.log})"]
+    if failed.last_lines:
+        lines += ["last lines:", *(f"  | {line}" for line in failed.last_lines)]
+    return lines
 
 
 def _process_lines(process: Process) -> list[str]:
@@ -279,7 +319,12 @@ def _process_lines(process: Process) -> list[str]:
 def _gc(ns: argparse.Namespace) -> int:
     from swarmforge.swarm.cleanup import gc
 
-    report = gc(_root_or_cwd(ns))
+    if ns.dry_run and not ns.artifacts:
+        raise SwarmforgeError(
+            "gc: --dry-run goes with --artifacts.",
+            hint="Run `swarmforge gc --artifacts --dry-run`.",
+        )
+    report = gc(_root_or_cwd(ns), artifacts=ns.artifacts, dry_run=ns.dry_run)
     if ns.json:
         print(json.dumps(report.as_json(), indent=2))
         return EXIT_OK
@@ -296,8 +341,34 @@ def _gc(ns: argparse.Namespace) -> int:
     if report.temporary_files:
         done.append(f"removed {report.temporary_files} temporary file(s) of killed helpers")
     alive = "the run is alive, its processes were left alone; " if report.live else ""
-    print(alive + ("; ".join(done) or "nothing to clean up"))
+    if not ns.dry_run:
+        print(alive + ("; ".join(done) or "nothing to clean up"))
+    if report.artifacts is not None:
+        for line in _sweep_lines(report.artifacts):
+            print(line)
     return EXIT_OK
+
+
+def _size(count: int | None) -> str:
+    """Bytes as people read them: `1.2 GB` (powers of 1000), `-` when not measured."""
+    if count is None:
+        return "-"
+    shown = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if shown < 1000:
+            return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
+        shown /= 1000
+    return f"{shown:.1f} TB"
+
+
+def _sweep_lines(found: Sweep) -> list[str]:
+    """What `gc --artifacts` says: each path removed (or to be), what was left and why."""
+    verb = "would remove" if found.dry_run else "removed"
+    lines = [f"  {verb} {a.path} ({_size(a.bytes)})" for a in found.removed]
+    lines += [f"  left {s.path} ({s.role}): {s.reason}" for s in found.skipped]
+    lines += [f"  could not remove {s.path} ({s.role}): {s.reason}" for s in found.failed]
+    total = f"{verb} {len(found.removed)} ignored path(s), {_size(found.bytes)}"
+    return [f"build output of stopped roles: {total}", *lines]
 
 
 def _port(ns: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from swarmforge.handoff.dispatcher import sweep as mailbox_sweep
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.swarm import runrecord
+from swarmforge.swarm.artifacts import Sweep, sweep
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 
@@ -48,19 +49,32 @@ class GcReport:
     rolled_back: list[str] = field(default_factory=list)  # interrupted creations
     cleared: list[str] = field(default_factory=list)  # half-made worktree directories
     temporary_files: int = 0  # left in mailboxes by killed helpers
+    artifacts: Sweep | None = None  # with --artifacts: ignored build output of stopped roles
 
     def as_json(self) -> dict[str, object]:
-        return asdict(self)
+        shown = asdict(self)
+        del shown["artifacts"]
+        if self.artifacts is not None:
+            shown["artifacts"] = self.artifacts.as_json()
+        return shown
 
 
-def gc(root: str) -> GcReport:
+def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
     """End a dead run's leftovers: tagged processes, daemon, stale pid and lock files,
     registrations of worktrees whose directory vanished, worktree creations that were
     interrupted, directories they left, and the temporary files of killed helpers. A live
-    run's processes are left alone."""
+    run's processes are left alone.
+
+    With `artifacts`, then remove the git-ignored build output of stopped roles'
+    worktrees (artifacts.py). `dry_run` changes nothing at all: it only lists that output,
+    since ending processes cannot be rehearsed.
+    """
     root = os.path.realpath(root)
     record = runrecord.load(root)
     live = record is not None and record.state == "running" and is_running(root, record)
+    if dry_run:
+        run_id = record.run_id if record else None
+        return GcReport(run_id, live, artifacts=sweep(root, dry_run=True) if artifacts else None)
     processes: list[int] = []
     daemon: int | None = None
     pid_files: list[str] = []
@@ -89,4 +103,5 @@ def gc(root: str) -> GcReport:
         rolled_back=list(pruned.rolled_back) if pruned else [],
         cleared=list(pruned.cleared) if pruned else [],
         temporary_files=mailbox_sweep(root, roles),
+        artifacts=sweep(root) if artifacts else None,
     )

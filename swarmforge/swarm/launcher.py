@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Literal
 
 from swarmforge import events, proc
@@ -22,7 +23,7 @@ from swarmforge.handoff import handoffd, notify
 from swarmforge.layout import ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.ports import port_for, project_identity
-from swarmforge.swarm import placement, roles, runrecord, shims, tagging
+from swarmforge.swarm import bootstrap, placement, ramp, roles, runrecord, shims, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
@@ -93,7 +94,7 @@ def up(
     # Recorded before any worktree is made: an `up` killed from here on leaves a run
     # that the next `up` resumes and `down --purge` removes, never worktrees of no run.
     runrecord.save(root, record)
-    placement.create_worktrees(root, planned)
+    placement.create_worktrees(root, planned, run_id, progress)
     placement.write_roles_tsv(root, config, planned)
     roles.write_instructions(root, config)
     shims.write(root)
@@ -175,7 +176,13 @@ def _start(
         _start_tmux(root, config, record, pause, progress)
     else:
         # The runner records its own pid and its roles' pids in the run record.
+        since = time.time()
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
+        # The runner paces its agents' starts itself; `up` tells how far it got.
+        agents = [role.name for role in bootstrap.ready(root, record.roles) if not role.exec_role]
+        caps = load_settings(root, config.names).start
+        running = partial(is_held, os.path.join(root, RUNNER_LOCK))
+        ramp.follow(root, record.run_id, agents, caps, since, running, progress)
 
 
 def _start_tmux(
@@ -185,7 +192,7 @@ def _start_tmux(
 
     tmux = Tmux(notify.project_socket(root))
     specs = []
-    for role in record.roles:
+    for role in bootstrap.ready(root, record.roles):  # a setup-failed role is not started
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
         env = placement.role_vars(root, record.run_id, role)
@@ -195,7 +202,18 @@ def _start_tmux(
         # An exec role's loop keeps its own log; an agent's screen is the log.
         log = None if role.exec_role else placement.log_file(root, role.name)
         specs.append(SessionSpec(role.session, role.path, argv, env, log))
-    for name in tmux.start_all(specs, stagger):
+    # Agents start as `[start]` allows; exec roles run plain commands and are not paced.
+    agents = {role.session: role.name for role in record.roles if not role.exec_role}
+    missing = [spec for spec in specs if spec.name in agents and not tmux.has_session(spec.name)]
+    caps = load_settings(root, config.names).start
+    pacer = ramp.Pacer(root, record.run_id, caps, len(missing), progress)
+
+    def gate(spec: SessionSpec) -> None:
+        if spec.name in agents:
+            pacer.wait()
+            pacer.started(agents[spec.name])
+
+    for name in tmux.start_all(specs, stagger, gate=gate):
         progress(f"started tmux session {name}")
 
 

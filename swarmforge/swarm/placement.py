@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from swarmforge import fsutil, proc, roletable
-from swarmforge.git import names, repo, worktrees
+from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import BIN_DIR, LOGS_DIR, ROLES_TSV
 from swarmforge.ports import assign_ports, is_bound, project_identity
-from swarmforge.swarm import tagging
+from swarmforge.swarm import bootstrap, tagging
 from swarmforge.swarm.roster import RoleSpec, SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord
+from swarmforge.swarm.settings import load_settings
 
 
 def new_run_id() -> str:
@@ -64,14 +66,41 @@ def plan(
     ]
 
 
-def create_worktrees(root: str, roles: list[RoleRecord]) -> None:
-    """Make (or find again) every role's worktree and mailbox."""
+def create_worktrees(
+    root: str, roles: list[RoleRecord], run_id: str, progress: Callable[[str], None]
+) -> None:
+    """Make (or find again) every role's worktree and mailbox, and bootstrap each new one.
+
+    A worktree found again is not bootstrapped again, unless its last bootstrap failed.
+    """
     for role in roles:
+        made = False
         if role.worktree not in ("master", "none"):
+            made = _is_new(root, role)
             worktrees.create(root, role.worktree, role.branch)
         Mailbox(role.path).ensure(
             Box.OUTBOX_TMP, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED
         )
+        if made or bootstrap.failure(root, role.name) is not None:
+            _bootstrap(root, run_id, role, progress)
+
+
+def _is_new(root: str, role: RoleRecord) -> bool:
+    """True if `worktrees.create` will make the role's worktree (a half-made one included)."""
+    return not os.path.lexists(role.path) or os.path.lexists(
+        intents.intent_path(root, role.worktree)
+    )
+
+
+def _bootstrap(root: str, run_id: str, role: RoleRecord, progress: Callable[[str], None]) -> None:
+    """Bootstrap the role's worktree as swarmforge.toml says, and tell how it went."""
+    settings = load_settings(root).role_bootstrap(role.name)
+    log = log_file(root, role.name)
+    if settings.wanted:
+        progress(f"bootstrapping {role.name}'s worktree")
+    failed = bootstrap.run(root, role, settings, role_env(root, run_id, role), log)
+    if failed is not None:
+        progress(f"role {role.name} setup-failed: {failed.reason}; its agent is not started")
 
 
 def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> None:

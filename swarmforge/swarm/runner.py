@@ -5,7 +5,8 @@ records each role process's start and exit for `status`, restarts one that
 failed as the role's `restart` setting says (with a growing pause), and on
 SIGTERM ends every role's whole process tree before it exits. If it is killed with SIGKILL,
 its roles' processes carry the run's tag, so `gc` or the next `up` finds them. Every
-few seconds it records each role's agent state (agentprobe.py).
+few seconds it records each role's agent state (agentprobe.py). Agents start, and
+restart, only as the `[start]` caps allow (ramp.py); exec roles start at once.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.dispatcher import Waker
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import agentprobe, lifecycle, placement, roles, runrecord, tagging
+from swarmforge.swarm import agentprobe, lifecycle, placement, ramp, roles, runrecord, tagging
+from swarmforge.swarm.bootstrap import ready
 from swarmforge.swarm.config import load_config
-from swarmforge.swarm.settings import Restart, load_settings
+from swarmforge.swarm.settings import Restart, Settings, load_settings
 
 CHECK_SECONDS = 0.5
 
@@ -32,9 +34,16 @@ class Child:
     """One role's process and its restart schedule."""
 
     def __init__(
-        self, argv: list[str], cwd: str, env: dict[str, str], log: str, policy: Restart
+        self,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        log: str,
+        policy: Restart,
+        agent: bool = True,
     ) -> None:
         self.argv, self.cwd, self.env, self.log, self.policy = argv, cwd, env, log, policy
+        self.agent = agent  # an agent's starts are paced (ramp.py); an exec role's are not
         self.proc: proc.Started | None = None
         self.restarts = 0
         self.next_start = 0.0
@@ -68,14 +77,14 @@ def _logger(root: str) -> logging.Logger:
     return logfile.logger(f"runner:{root}", placement.log_file(root, "runner"))
 
 
-def _children(root: str) -> tuple[str, dict[str, Child], float]:
+def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
     record = runrecord.load(root)
     if record is None:
         raise SwarmforgeError(f"No run to supervise in {root}: run `swarmforge up`.")
     config = load_config(root)
     settings = load_settings(root, config.names)
     out = {}
-    for role in record.roles:
+    for role in ready(root, record.roles):  # a setup-failed role is not started
         env = placement.role_env(root, record.run_id, role)
         out[role.name] = Child(
             roles.command(root, config, role, env, "headless"),
@@ -83,8 +92,9 @@ def _children(root: str) -> tuple[str, dict[str, Child], float]:
             env,
             placement.log_file(root, role.name),
             settings.role(role.name).restart,
+            agent=not role.exec_role,
         )
-    return record.run_id, out, settings.stall.seconds
+    return record.run_id, out, settings
 
 
 def _save_pids(root: str, children: dict[str, Child]) -> None:
@@ -111,19 +121,19 @@ def serve(root: str) -> None:
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
-        run_id, children, stall_after = _children(root)
+        run_id, children, settings = _children(root)
+        stall_after = settings.stall.seconds
+        pacer = ramp.Pacer(root, run_id, settings.start)
         names = tuple(children)
         try:
-            for name, child in children.items():
-                pid = child.start()
-                lifecycle.started(root, name, run_id, pid, 0)
-                log.info("starting %s: pid %d", name, pid)
+            _start_due(root, run_id, children, pacer, log)
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the run record is complete by then.
             fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
             refreshed = 0.0
             while not stopping:
-                if _restart_exited(root, run_id, children, log):
+                first = _start_due(root, run_id, children, pacer, log)
+                if _restart_exited(root, run_id, children, pacer, log) or first:
                     _save_pids(root, children)
                 if time.monotonic() - refreshed >= agentprobe.EVERY:
                     agentprobe.refresh_roles(root, names, stall_after)
@@ -141,8 +151,37 @@ def serve(root: str) -> None:
                 os.unlink(os.path.join(root, RUNNER_PID))
 
 
+def _start_due(
+    root: str, run_id: str, children: dict[str, Child], pacer: ramp.Pacer, log: logging.Logger
+) -> bool:
+    """Start, in order, the roles never started yet whose turn has come; True if any did.
+
+    An agent waits for `pacer`, and every agent after it waits too, so they start in
+    the order of swarmforge.conf; exec roles start at once.
+    """
+    changed = False
+    held = False
+    for name, child in children.items():
+        if child.proc is not None or child.finished:
+            continue
+        if child.agent:
+            if held or not pacer.ready():
+                held = True
+                continue
+            pacer.started(name)
+        pid = child.start()
+        lifecycle.started(root, name, run_id, pid, 0)
+        log.info("starting %s: pid %d", name, pid)
+        changed = True
+    return changed
+
+
 def _restart_exited(
-    root: str, run_id: str, children: dict[str, Child], log: logging.Logger
+    root: str,
+    run_id: str,
+    children: dict[str, Child],
+    pacer: ramp.Pacer,
+    log: logging.Logger,
 ) -> bool:
     now = time.monotonic()
     changed = False
@@ -159,7 +198,10 @@ def _restart_exited(
                 continue
             log.warning("%s exited %s; restarting in %.0f s", name, code, pause)
             child.next_start = now + pause
-        elif now >= child.next_start:
+        elif now >= child.next_start and (not child.agent or pacer.ready()):
+            # A restart is a start: it counts against `[start]` like the first one.
+            if child.agent:
+                pacer.started(name)
             child.restarts += 1
             child.next_start = 0.0
             pid = child.start()

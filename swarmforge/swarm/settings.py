@@ -20,6 +20,15 @@ role and for the whole swarm::
     command = ["swarmforge", "notify-send"]   # run with the event as JSON on stdin
     on = ["waiting", "stalled", "exited", "handoff-failed", "run-finished", "budget-crossed"]
 
+    [bootstrap]
+    copy = [".env"]          # git-ignored paths copied into each new worktree
+    symlink = ["node_modules"]   # git-ignored paths linked to the main checkout's
+    setup = ["npm ci --prefer-offline"]   # run in each new worktree, in order
+
+    [start]
+    max_parallel = 3         # agents starting at once
+    per_minute = 6           # agent starts in any 60 seconds
+
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
 says, or the key.
@@ -32,7 +41,7 @@ import os
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from swarmforge.errors import CorruptFile
 from swarmforge.records import parse_toml_model
@@ -95,6 +104,61 @@ class BudgetSettings(BaseModel):
         return value
 
 
+def _inside_project(pattern: str) -> str:
+    """A path pattern that stays inside the project: relative, without `..`."""
+    parts = pattern.split("/")
+    if not pattern.strip() or os.path.isabs(pattern) or ".." in parts:
+        raise ValueError(
+            f"{json.dumps(pattern)} is not a path inside the project: write it relative to "
+            "the project, without '..', such as .env or config/*.local.yml"
+        )
+    return pattern
+
+
+class BootstrapSettings(BaseModel):
+    """What a role's new worktree gets before its agent starts (swarmforge/swarm/bootstrap.py).
+
+    A worktree is a fresh checkout: it lacks the git-ignored files the project needs to
+    build or run (`.env`, `node_modules`), so an agent's first command would fail.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    # `copy` is BaseModel's own method: the attribute has another name.
+    copy_paths: list[str] = Field(default=[], alias="copy")  # copied from the main checkout
+    symlink: list[str] = []  # linked to the main checkout's copy
+    setup: list[str] = []  # shell commands run in the new worktree, in order
+    setup_timeout: str = "10m"
+
+    @field_validator("copy_paths", "symlink")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        return [_inside_project(pattern) for pattern in value]
+
+    @property
+    def wanted(self) -> bool:
+        """True if a new worktree gets anything at all."""
+        return bool(self.copy_paths or self.symlink or self.setup)
+
+    @field_validator("setup")
+    @classmethod
+    def _commands(cls, value: list[str]) -> list[str]:
+        if any(not command.strip() for command in value):
+            raise ValueError("a setup command is empty")
+        return value
+
+    @field_validator("setup_timeout")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        duration_seconds(value)
+        return value
+
+    @property
+    def timeout_seconds(self) -> float:
+        """How long one setup command may run."""
+        return duration_seconds(self.setup_timeout)
+
+
 class NotifySettings(BaseModel):
     """A command of the user's to run on chosen events (see swarmforge/alerts.py)."""
 
@@ -118,6 +182,30 @@ class NotifySettings(BaseModel):
         return value
 
 
+class StartSettings(BaseModel):
+    """How fast `up` starts the agents (see swarmforge/swarm/ramp.py), so that a large
+    swarm does not hit the model provider with every agent's start-up in one second.
+
+    The defaults let a swarm of up to four agents start all at once, never slower than
+    the tmux sessions' own stagger, and hold a larger one to twelve starts a minute,
+    which a provider's logins and rate limits take without trouble.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_parallel: int = 4  # agents starting at once
+    per_minute: int = 12  # agent starts in any 60 seconds
+
+    @field_validator("max_parallel", "per_minute", mode="before")
+    @classmethod
+    def _positive(cls, value: object) -> object:
+        # Checked before pydantic's own coercion, which would take "3", 3.0 or true.
+        if type(value) is not int or value <= 0:
+            shown = json.dumps(value, default=str)
+            raise ValueError(f"{shown} is not a count: write a whole number above zero, such as 3")
+        return value
+
+
 class RoleSettings(BaseModel):
     """The settings of one role."""
 
@@ -126,6 +214,7 @@ class RoleSettings(BaseModel):
     restart: Restart = "on-failure"
     allow_helpers: bool = True
     budget: BudgetSettings = BudgetSettings()
+    bootstrap: BootstrapSettings | None = None  # only the keys given replace the project's
 
 
 class Settings(BaseModel):
@@ -136,11 +225,21 @@ class Settings(BaseModel):
     roles: dict[str, RoleSettings] = {}
     budget: BudgetSettings = BudgetSettings()
     stall: StallSettings = StallSettings()
+    bootstrap: BootstrapSettings = BootstrapSettings()
     notify: NotifySettings = NotifySettings()
+    start: StartSettings = StartSettings()
 
     def role(self, name: str) -> RoleSettings:
         """The settings of role `name` (the defaults when the file does not mention it)."""
         return self.roles.get(name) or RoleSettings()
+
+    def role_bootstrap(self, name: str) -> BootstrapSettings:
+        """Role `name`'s bootstrap: the keys its own table gives, the project's for the rest."""
+        own = self.role(name).bootstrap
+        if own is None:
+            return self.bootstrap
+        given = {key: getattr(own, key) for key in own.model_fields_set}
+        return self.bootstrap.model_copy(update=given)
 
 
 def settings_path(root: str) -> str:

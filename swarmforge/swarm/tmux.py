@@ -180,8 +180,12 @@ class Tmux:
         sessions: list[SessionSpec],
         stagger: float,
         sleep: Callable[[float], None] = time.sleep,
+        gate: Callable[[SessionSpec], None] | None = None,
     ) -> list[str]:
-        """Create the missing sessions in order, `stagger` seconds apart; the names created."""
+        """Create the missing sessions in order, `stagger` seconds apart; the names created.
+
+        `gate`, if given, is called right before each missing session is created, and may
+        wait: `up` paces the agents' starts through it (ramp.py)."""
         for spec in sessions:
             _check(spec.name, spec.argv, spec.env)  # all before any: nothing half-started
         created: list[str] = []
@@ -191,6 +195,8 @@ class Tmux:
             if created:
                 # Agents starting at the same instant contend for logins and rate limits.
                 sleep(stagger)
+            if gate is not None:
+                gate(spec)
             if self._create(spec, WIDTH, HEIGHT):
                 created.append(spec.name)
         return created

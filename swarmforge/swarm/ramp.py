@@ -1,0 +1,229 @@
+"""When the next agent may start: the `[start]` caps of swarmforge.toml.
+
+A swarm of a dozen agents started in one second hits the model provider with a
+dozen logins and first requests at once. `up` (tmux) and the headless runner
+therefore start agents through a `Ramp`, which allows a start only while
+
+- fewer than `max_parallel` agents are starting. An agent counts as starting for
+  START_WINDOW seconds after its start, or until it settles sooner: it said
+  something of itself through its hooks or notify program (agenthint.py), or its
+  process exited. Its recorded agent state is no measure: it leaves `starting` as
+  soon as the process runs, long before the agent has logged in.
+- fewer than `per_minute` agents started in the last 60 seconds (a sliding window).
+
+Exec roles run plain commands, not agents, and are never paced. The logic is pure:
+the clock is injected, so tests need no processes and no waiting.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+
+from swarmforge.swarm import agenthint, lifecycle
+from swarmforge.swarm.settings import StartSettings
+
+START_WINDOW = 10.0  # seconds an agent counts as starting unless it settles sooner
+MINUTE = 60.0
+POLL = 0.5  # seconds between two looks while waiting for a turn
+FOLLOW_POLL = 0.2  # seconds between two looks at the headless runner's starts
+STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the instants of a lifecycle record (lifecycle.now_stamp)
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], None]
+
+
+class Ramp:
+    """The starts of the last minute and the agents still starting, to pace the next start."""
+
+    def __init__(
+        self,
+        max_parallel: int,
+        per_minute: int,
+        window: float = START_WINDOW,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.max_parallel, self.per_minute, self.window = max_parallel, per_minute, window
+        self.clock = clock
+        self._recent: deque[float] = deque()  # the times of the starts of the last minute
+        self._starting: dict[str, float] = {}  # agents still starting: when each started
+
+    @classmethod
+    def of(cls, settings: StartSettings, clock: Clock = time.monotonic) -> Ramp:
+        """The ramp that `[start]` describes."""
+        return cls(settings.max_parallel, settings.per_minute, clock=clock)
+
+    def _forget(self, now: float) -> None:
+        """Drop the starts older than a minute and the agents whose start window ended."""
+        while self._recent and self._recent[0] + MINUTE <= now:
+            self._recent.popleft()
+        for name, at in list(self._starting.items()):
+            if at + self.window <= now:
+                del self._starting[name]
+
+    def _waits(self, now: float) -> dict[str, float]:
+        """Per cap that holds the next start back, the seconds until it lets it go."""
+        self._forget(now)
+        waits = {}
+        if len(self._starting) >= self.max_parallel:
+            ends = sorted(at + self.window for at in self._starting.values())
+            waits[f"max_parallel {self.max_parallel}"] = ends[-self.max_parallel] - now
+        if len(self._recent) >= self.per_minute:
+            waits[f"per_minute {self.per_minute}"] = self._recent[-self.per_minute] + MINUTE - now
+        return waits
+
+    def delay(self) -> float:
+        """Seconds until the next start is allowed; 0 if it is allowed now."""
+        return max(self._waits(self.clock()).values(), default=0.0)
+
+    def holding(self) -> str:
+        """The cap that holds the next start back longest, as `[start]` names it; "" if none."""
+        waits = self._waits(self.clock())
+        return max(waits, key=lambda cap: waits[cap]) if waits else ""
+
+    def started(self, name: str) -> None:
+        """Count the start of agent `name`, now."""
+        now = self.clock()
+        self._recent.append(now)
+        self._starting[name] = now
+
+    def settled(self, name: str) -> None:
+        """Agent `name` is done starting before its window ended: its slot is free."""
+        self._starting.pop(name, None)
+
+    def starting(self) -> list[str]:
+        """The agents that count as starting, in the order they started."""
+        self._forget(self.clock())
+        return list(self._starting)
+
+
+def wait_turn(
+    ramp: Ramp,
+    sleep: Sleep = time.sleep,
+    settled: Callable[[str], bool] = lambda name: False,
+    waiting: Callable[[float, str], None] = lambda delay, cap: None,
+) -> None:
+    """Return once `ramp` allows the next start; `waiting(delay, cap)` is told once if it
+    must wait. `settled(name)` says whether a starting agent is done starting already."""
+    told = False
+    while True:
+        for name in ramp.starting():
+            if settled(name):
+                ramp.settled(name)
+        delay = ramp.delay()
+        if delay <= 0:
+            return
+        if not told:
+            waiting(delay, ramp.holding())
+            told = True
+        sleep(min(delay, POLL))
+
+
+def progress_line(started: int, total: int, delay: float, cap: str) -> str:
+    """What `up` says while it waits: `started 3 of 12 agents; next in 7 s (per_minute 6)`."""
+    return f"started {started} of {total} agents; next in {math.ceil(delay)} s ({cap})"
+
+
+def _epoch(stamp: str) -> float:
+    return float(calendar.timegm(time.strptime(stamp, STAMP)))
+
+
+def agent_settled(root: str, run_id: str, role: str, since: float) -> bool:
+    """True if `role`'s agent, started at `since` (epoch seconds), is done starting: it
+    said something of itself since, or its process has exited since."""
+    hint = agenthint.read_hint(root, role)
+    if hint is not None and hint.at >= since:
+        return True
+    life = lifecycle.load(root, role, run_id)
+    if life is None or life.state != "exited" or life.exited_at is None:
+        return False
+    # The record keeps whole seconds: an exit in the second of the start counts.
+    return _epoch(life.exited_at) >= math.floor(since)
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+class Pacer:
+    """The agents of one run started through a `Ramp`, each settling early as its files say."""
+
+    def __init__(
+        self,
+        root: str,
+        run_id: str,
+        settings: StartSettings,
+        total: int = 0,
+        progress: Callable[[str], None] = _quiet,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = time.sleep,
+    ) -> None:
+        self.root, self.run_id, self.total, self.progress = root, run_id, total, progress
+        self.ramp = Ramp.of(settings, clock)
+        self.sleep = sleep
+        self.count = 0  # the starts so far
+        self._since: dict[str, float] = {}  # each agent's last start, epoch seconds
+
+    def _settled(self, name: str) -> bool:
+        return agent_settled(self.root, self.run_id, name, self._since[name])
+
+    def _tell(self, delay: float, cap: str) -> None:
+        self.progress(progress_line(self.count, self.total, delay, cap))
+
+    def ready(self) -> bool:
+        """True if an agent may start now (never waits)."""
+        for name in self.ramp.starting():
+            if self._settled(name):
+                self.ramp.settled(name)
+        return self.ramp.delay() <= 0
+
+    def wait(self) -> None:
+        """Return once an agent may start, saying how long that takes if it must wait."""
+        wait_turn(self.ramp, self.sleep, self._settled, self._tell)
+
+    def started(self, name: str) -> None:
+        """Count a start of agent `name`, now."""
+        self.ramp.started(name)
+        self._since[name] = time.time()
+        self.count += 1
+
+    def has_started(self, name: str) -> bool:
+        """True if a start of agent `name` was counted."""
+        return name in self._since
+
+    def tell_next(self) -> None:
+        """Say when the next agent may start, if it must wait."""
+        if self.count < self.total and not self.ready():
+            self._tell(self.ramp.delay(), self.ramp.holding())
+
+
+def follow(
+    root: str,
+    run_id: str,
+    agents: list[str],
+    settings: StartSettings,
+    since: float,
+    alive: Callable[[], bool],
+    progress: Callable[[str], None],
+) -> None:
+    """Tell the progress of the headless runner's ramp until every agent of `agents` has
+    started since `since` (epoch seconds) or `alive()` says the runner is gone.
+
+    The runner paces the starts itself; this only watches the agents' lifecycle records,
+    and estimates the next start with a ramp of its own that counts each start when seen.
+    """
+    pacer = Pacer(root, run_id, settings, len(agents), progress)
+    while pacer.count < len(agents) and alive():
+        before = pacer.count
+        for name in agents:
+            life = lifecycle.load(root, name, run_id)
+            seen = life is not None and _epoch(life.started_at) >= math.floor(since)
+            if seen and not pacer.has_started(name):
+                pacer.started(name)
+        if pacer.count > before:
+            pacer.tell_next()
+        if pacer.count < len(agents):
+            time.sleep(FOLLOW_POLL)
