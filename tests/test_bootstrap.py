@@ -214,3 +214,21 @@ def test_bad_bootstrap_settings_name_the_file_and_the_key(repo: Path) -> None:
         assert "swarmforge.toml" in r.stderr and key in r.stderr, r.stderr
         assert runrecord.load(str(repo)) is None
     assert not (repo / ".worktrees").exists()
+
+
+@pytest.mark.slow
+def test_each_worktree_gets_its_own_env_and_shares_node_modules(repo: Path) -> None:
+    project(repo, ["web", "api"], '[bootstrap]\ncopy = [".env"]\nsymlink = ["node_modules"]\n')
+    r = sf("up", "--backend", "headless", cwd=repo)
+    try:
+        assert r.returncode == 0, r.stderr
+        web, api = worktree(repo, "web"), worktree(repo, "api")
+        for tree in (web, api):
+            assert (tree / ".env").read_text() == "SECRET=1\n"
+            assert os.readlink(tree / "node_modules") == str(repo / "node_modules")
+        # A copy is the worktree's own: editing it changes neither the other nor the source.
+        (web / ".env").write_text("SECRET=web\n")
+        assert (api / ".env").read_text() == "SECRET=1\n"
+        assert (repo / ".env").read_text() == "SECRET=1\n"
+    finally:
+        sf("down", cwd=repo)

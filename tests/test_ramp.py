@@ -15,6 +15,7 @@ from swarmforge.errors import CorruptFile
 from swarmforge.swarm import agenthint, lifecycle, ramp
 from swarmforge.swarm.ramp import Ramp, wait_turn
 from swarmforge.swarm.settings import StartSettings, parse_settings
+from tests.support import retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
 
@@ -225,3 +226,39 @@ def test_up_keeps_to_per_minute_across_a_real_minute(repo: Path) -> None:
     times = [at for _, at in starts]
     assert len(times) == 3 and times[2] - times[0] >= 59.5
     assert "started 2 of 3 agents; next in" in stderr and "(per_minute 2)" in stderr
+
+
+# An agent that writes when it began and when it is done starting, then says so.
+TIMED_AGENT = """#!/bin/sh
+echo "$SWARMFORGE_ROLE start $(date +%s.%N)" >> "$SWARMFORGE_PROJECT/starts.log"
+sleep 0.5
+echo "$SWARMFORGE_ROLE settled $(date +%s.%N)" >> "$SWARMFORGE_PROJECT/starts.log"
+echo '{"hook_event_name": "Stop"}' | swarmforge agent-state --agent claude
+exec sleep 300
+"""
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_twelve_agents_under_a_cap_of_three_never_overlap_more_than_three(repo: Path) -> None:
+    _swarm(repo, 12, "[start]\nmax_parallel = 3\nper_minute = 60\n")
+    (repo / "agent.sh").write_text(TIMED_AGENT)  # the roles run it from the main checkout
+    log = repo / "starts.log"
+    try:
+        r = sf("up", "--backend", "tmux", "--stagger", "0", cwd=repo)
+        assert r.returncode == 0, r.stderr
+        # Every agent began and settled (the last ones after `up` returned).
+        retry_until(lambda: log.exists() and len(log.read_text().splitlines()) >= 24, 30)
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+    spans: dict[str, list[float]] = {}
+    for line in log.read_text().splitlines():
+        role, _, at = line.split()
+        spans.setdefault(role, []).append(float(at))
+    assert len(spans) == 12 and all(len(s) == 2 for s in spans.values())
+    # At every moment an agent began, how many were between their start and settling.
+    for began, _ in spans.values():
+        starting = sum(1 for s, e in spans.values() if s <= began <= e)
+        assert starting <= 3, spans
+    # And the cap was used: more than one at once at some point.
+    assert any(sum(1 for s, e in spans.values() if s <= b <= e) > 1 for b, _ in spans.values())
