@@ -46,12 +46,10 @@ def project_identity(top: str) -> str:
     return os.path.dirname(shared)
 
 
-def port_for(branch: str, project: str | None = None) -> int:
+def port_for(branch: str, project: str) -> int:
     """The home port of `branch` in `project` (a `project_identity`): the same number in
-    every process, on every machine. Without a project, the hash of the branch alone."""
-    key = branch.encode("utf-8")
-    if project is not None:
-        key = os.fsencode(project) + b"\0" + key
+    every process, on every machine."""
+    key = os.fsencode(project) + b"\0" + branch.encode("utf-8")
     digest = hashlib.sha256(key).digest()
     return PORT_MIN + int.from_bytes(digest[:8], "big") % PORT_SPAN
 
@@ -92,7 +90,7 @@ def _never(port: int) -> bool:
 
 def assign_ports(
     branches: Iterable[str],
-    project: str | None = None,
+    project: str,
     *,
     kept: Mapping[str, int] | None = None,
     bound: Callable[[int], bool] = _never,

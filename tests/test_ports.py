@@ -33,6 +33,7 @@ from tests.support import copy_tree, git
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
 
+P = "/srv/shop"  # a project: its main checkout's real path
 BRANCHES = ["swarm/r1/coder", "swarm/r1/qa", "swarm/run-2/cleaner", "main", "swarm/ü/ß"]
 
 
@@ -41,7 +42,7 @@ def _colliding_pair(home: int | None = None) -> tuple[str, str]:
     seen: dict[int, str] = {}
     for i in itertools.count():
         name = f"swarm/run/task-{i}"
-        port = port_for(name)
+        port = port_for(name, P)
         if home is not None and port != home:
             continue
         if port in seen:
@@ -51,8 +52,11 @@ def _colliding_pair(home: int | None = None) -> tuple[str, str]:
 
 
 def test_ports_are_stable_across_hash_seeds() -> None:
-    code = "import sys; from swarmforge.ports import port_for; print(*map(port_for, sys.argv[1:]))"
-    expected = " ".join(str(port_for(b)) for b in BRANCHES)
+    code = (
+        "import sys; from swarmforge.ports import port_for; "
+        f"print(*(port_for(b, {P!r}) for b in sys.argv[1:]))"
+    )
+    expected = " ".join(str(port_for(b, P)) for b in BRANCHES)
     for seed in ("0", "1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = subprocess.run(
@@ -62,26 +66,21 @@ def test_ports_are_stable_across_hash_seeds() -> None:
         assert out.stdout.split() == expected.split()
 
 
-def test_port_is_the_documented_hash() -> None:
-    digest = hashlib.sha256(b"swarm/r1/coder").digest()
-    assert port_for("swarm/r1/coder") == 4000 + int.from_bytes(digest[:8], "big") % 1000
-
-
 @given(st.text(max_size=60))
 def test_port_is_in_range(branch: str) -> None:
-    assert PORT_MIN <= port_for(branch) < PORT_MAX
+    assert PORT_MIN <= port_for(branch, P) < PORT_MAX
 
 
 def test_collision_goes_to_the_next_port_in_sorted_order() -> None:
     first, second = sorted(_colliding_pair())
-    home = port_for(first)
-    assert assign_ports([second, first]) == {first: home, second: home + 1}
-    assert assign_ports([first, second]) == {first: home, second: home + 1}
+    home = port_for(first, P)
+    assert assign_ports([second, first], P) == {first: home, second: home + 1}
+    assert assign_ports([first, second], P) == {first: home, second: home + 1}
 
 
 def test_collision_at_the_top_wraps_to_the_bottom() -> None:
     first, second = sorted(_colliding_pair(home=PORT_MAX - 1))
-    assert assign_ports([first, second]) == {first: PORT_MAX - 1, second: PORT_MIN}
+    assert assign_ports([first, second], P) == {first: PORT_MAX - 1, second: PORT_MIN}
 
 
 def _wrap(port: int) -> int:
@@ -90,35 +89,37 @@ def _wrap(port: int) -> int:
 
 def test_uncontested_branch_keeps_its_home_port_even_when_probing_passes_it() -> None:
     first, second = sorted(_colliding_pair())
-    home = port_for(first)
+    home = port_for(first, P)
     # Sorts after both: a single sorted pass would hand its port to `second`.
     neighbour = next(
-        f"swarm/zzz/{i}" for i in itertools.count() if port_for(f"swarm/zzz/{i}") == _wrap(home + 1)
+        f"swarm/zzz/{i}"
+        for i in itertools.count()
+        if port_for(f"swarm/zzz/{i}", P) == _wrap(home + 1)
     )
-    ports = assign_ports([neighbour, second, first])
+    ports = assign_ports([neighbour, second, first], P)
     assert ports == {first: home, neighbour: _wrap(home + 1), second: _wrap(home + 2)}
 
 
 @settings(max_examples=50)
 @given(st.permutations([*BRANCHES, *_colliding_pair(), *_colliding_pair(PORT_MAX - 1)]))
 def test_assignment_is_independent_of_input_order(branches: list[str]) -> None:
-    ports = assign_ports(branches)
-    assert ports == assign_ports(sorted(branches))
+    ports = assign_ports(branches, P)
+    assert ports == assign_ports(sorted(branches), P)
     assert len(set(ports.values())) == len(ports)
     assert all(PORT_MIN <= p < PORT_MAX for p in ports.values())
 
 
 def test_duplicates_count_once() -> None:
-    assert assign_ports(["a", "a", "b"]) == assign_ports(["b", "a"])
+    assert assign_ports(["a", "a", "b"], P) == assign_ports(["b", "a"], P)
 
 
 def test_more_branches_than_ports_is_an_error() -> None:
     with pytest.raises(SwarmforgeError, match="1001 branches"):
-        assign_ports(f"b{i}" for i in range(1001))
+        assign_ports((f"b{i}" for i in range(1001)), P)
 
 
 def test_a_full_range_is_a_permutation() -> None:
-    ports = assign_ports(f"b{i}" for i in range(1000))
+    ports = assign_ports((f"b{i}" for i in range(1000)), P)
     assert sorted(ports.values()) == list(range(PORT_MIN, PORT_MAX))
 
 
@@ -168,27 +169,27 @@ def test_a_bound_port_is_seen_as_bound_and_a_closed_one_as_free() -> None:
 
 def test_a_bound_home_port_goes_to_the_next_free_one() -> None:
     first, second = sorted(_colliding_pair())
-    home = port_for(first)
+    home = port_for(first, P)
     held = {home, _wrap(home + 2)}
-    ports = assign_ports([first, second], bound=held.__contains__)
+    ports = assign_ports([first, second], P, bound=held.__contains__)
     assert ports == {first: _wrap(home + 1), second: _wrap(home + 3)}
 
 
 def test_a_kept_port_stays_unless_another_process_holds_it() -> None:
     first, second = sorted(_colliding_pair())
-    home = port_for(first)
+    home = port_for(first, P)
     kept = {first: _wrap(home + 7), second: _wrap(home + 7)}  # a duplicate is kept once
-    ports = assign_ports([first, second], kept=kept)
+    ports = assign_ports([first, second], P, kept=kept)
     assert ports == {first: _wrap(home + 7), second: home}
     moved = assign_ports(
-        [first], kept={first: _wrap(home + 7)}, bound={_wrap(home + 7)}.__contains__
+        [first], P, kept={first: _wrap(home + 7)}, bound={_wrap(home + 7)}.__contains__
     )
     assert moved == {first: home}
 
 
 def test_when_every_port_is_held_assignment_says_so() -> None:
     with pytest.raises(SwarmforgeError, match="No free port"):
-        assign_ports(["a"], bound=lambda port: True)
+        assign_ports(["a"], P, bound=lambda port: True)
 
 
 def _tagged_listener(root: Path, run_id: str, role: str) -> tuple[subprocess.Popen[str], int]:
