@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -232,3 +233,30 @@ def test_each_worktree_gets_its_own_env_and_shares_node_modules(repo: Path) -> N
         assert (repo / ".env").read_text() == "SECRET=1\n"
     finally:
         sf("down", cwd=repo)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["headless", "tmux"])
+def test_up_on_a_running_swarm_sets_up_a_failed_role_again_and_starts_it(
+    repo: Path, backend: str
+) -> None:
+    if backend == "tmux" and shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    toml = '[roles.bad.bootstrap]\nsetup = ["test -e ../../fixed"]\n'
+    project(repo, ["good", "bad"], toml)
+    r = sf("up", "--backend", backend, cwd=repo)
+    try:
+        assert r.returncode == 1 and "role bad not started" in r.stderr
+        retry_until(lambda: role_json(repo, "good")["alive"] is True)
+        good = role_processes(repo, "good")
+        assert good and role_processes(repo, "bad") == []
+        (repo / "fixed").write_text("")
+        r = sf("up", cwd=repo)
+        assert r.returncode == 0, r.stderr
+        assert "already running" in r.stdout and "setting up again: bad" in r.stderr
+        assert not (repo / ".swarmforge" / "setup-failed" / "bad.json").exists()
+        retry_until(lambda: role_json(repo, "bad")["alive"] is True)
+        assert role_processes(repo, "good") == good  # the running role was left alone
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)

@@ -187,24 +187,23 @@ def _up(ns: argparse.Namespace) -> int:
         )
     if ns.json:
         print(json.dumps({"already_running": already, **record.model_dump()}, indent=2))
-        return _say_setup_failed(record, already)
+        return _say_setup_failed(record)
     print(f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})")
     for role in record.roles:
         print(f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}")
-    return _say_setup_failed(record, already)
+    return _say_setup_failed(record)
 
 
-def _say_setup_failed(record: RunRecord, already: bool) -> int:
+def _say_setup_failed(record: RunRecord) -> int:
     """One line on stderr per role whose worktree setup failed, so its agent is not started;
     EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
     from swarmforge.swarm import bootstrap
 
     found = bootstrap.failures(record.project, [role.name for role in record.roles])
-    again = "`swarmforge down`, then `swarmforge up`" if already else "`swarmforge up`"
     for failed in found:
         print(
             f"role {failed.role} not started: {failed.reason} (output in {failed.log}); "
-            f"fix it, then {again} runs its setup again",
+            "fix it, then `swarmforge up` runs its setup again",
             file=sys.stderr,
         )
     return EXIT_FAILURE if found else EXIT_OK

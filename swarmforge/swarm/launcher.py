@@ -70,6 +70,7 @@ def up(
     record = runrecord.load(root)
     if record is not None and record.state == "running":
         if is_running(root, record):
+            _set_up_again(root, config, record, stagger, progress)
             return record, True
         from swarmforge.swarm.cleanup import gc
 
@@ -111,6 +112,26 @@ def up(
         down(root)
         raise
     return runrecord.load(root) or record, False
+
+
+def _set_up_again(
+    root: str, config: SwarmConfig, record: RunRecord, stagger: float | None, progress: Progress
+) -> None:
+    """On a running swarm, bootstrap again every role whose setup failed, and start the
+    agents of those that now succeed (the headless runner starts them on its own)."""
+    failed = bootstrap.failures(root, [role.name for role in record.roles])
+    if not failed:
+        return
+    names = {found.role for found in failed}
+    progress(f"setting up again: {', '.join(sorted(names))}")
+    placement.create_worktrees(
+        root, [r for r in record.roles if r.name in names], record.run_id, progress
+    )
+    if record.backend == "tmux" and bootstrap.ready(
+        root, [r for r in record.roles if r.name in names]
+    ):
+        # Only sessions that do not exist yet are made: the running roles are left alone.
+        _start_tmux(root, config, record, STAGGER["tmux"] if stagger is None else stagger, progress)
 
 
 def _recorded_ports(record: RunRecord | None) -> dict[str, int]:

@@ -22,8 +22,16 @@ from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.handoff.dispatcher import Waker
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import agentprobe, lifecycle, placement, ramp, roles, runrecord, tagging
-from swarmforge.swarm.bootstrap import ready
+from swarmforge.swarm import (
+    agentprobe,
+    bootstrap,
+    lifecycle,
+    placement,
+    ramp,
+    roles,
+    runrecord,
+    tagging,
+)
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import Restart, Settings, load_settings
 
@@ -84,7 +92,7 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
     config = load_config(root)
     settings = load_settings(root, config.names)
     out = {}
-    for role in ready(root, record.roles):  # a setup-failed role is not started
+    for role in record.roles:  # a setup-failed role is held until its setup succeeds
         env = placement.role_env(root, record.run_id, role)
         out[role.name] = Child(
             roles.command(root, config, role, env, "headless"),
@@ -164,6 +172,8 @@ def _start_due(
     for name, child in children.items():
         if child.proc is not None or child.finished:
             continue
+        if bootstrap.failure(root, name) is not None:
+            continue  # until an `up` sets it up again
         if child.agent:
             if held or not pacer.ready():
                 held = True
