@@ -29,7 +29,7 @@ step "virtual environment: .venv/"
 python3 -m venv .venv
 step "Python packages: swarmforge and its test tools (pip)"
 .venv/bin/pip install --quiet --upgrade pip
-.venv/bin/pip install --quiet -e '.[test]'
+.venv/bin/pip install --quiet -e '.[test,nats]'
 # The agent CLIs the tests run for real; bump these together with the tests' expectations.
 CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0

@@ -115,7 +115,7 @@ def _existing_copy(box: Mailbox, name: str) -> str | None:
     return found[1] if found else None
 
 
-def _is_same_handoff(path: str, handoff_id: str | None) -> bool:
+def is_same_handoff(path: str, handoff_id: str | None) -> bool:
     try:
         return message.read(path).get("id") == handoff_id
     except (OSError, CorruptFile):
@@ -143,7 +143,7 @@ def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> li
         existing = _existing_copy(box, name)
         if existing is None:
             missing.append(role)
-        elif not _is_same_handoff(existing, handoff.get("id")):
+        elif not is_same_handoff(existing, handoff.get("id")):
             raise Undeliverable(f"a different handoff named {name} is already in {existing}")
     return missing
 
@@ -211,7 +211,7 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
         return _failed(path, f"unreadable: {exc.strerror}")
     handoff: message.Handoff | None = None
     try:
-        handoff = _flagged(_unchecked(message.parse(data, path)), path)
+        handoff = _flagged(unchecked(message.parse(data, path)), path)
         checks = MergeChecks(handoff, name, _sender(path).worktree)
         copied: list[str] = []
         unsafe: list[UnsafeMailbox] = []
@@ -234,7 +234,7 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
     return Outcome(name, DELIVERED, copied, handoff=handoff, checks=checks)
 
 
-def _unchecked(handoff: message.Handoff) -> message.Handoff:
+def unchecked(handoff: message.Handoff) -> message.Handoff:
     """`handoff` without merge-check headers: only the daemon writes them, on each copy.
 
     The gate refuses them in a draft, but a file put in an outbox by hand bypasses

@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from swarmforge import proc
 from swarmforge.errors import CorruptFile, SwarmforgeError
@@ -23,11 +23,14 @@ from swarmforge.handoff import handoffd
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.layout import RUN_RECORD, STATE_DIRS
 from swarmforge.roletable import find_root, worktree_top
-from swarmforge.swarm import agentconf, runrecord
+from swarmforge.swarm import agentconf, runrecord, settings
 from swarmforge.swarm.agents import find_executable
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
 from swarmforge.swarm.prompts import shipped_roles_dir
 from swarmforge.swarm.roster import RoleSpec, SwarmConfig
+
+if TYPE_CHECKING:
+    from swarmforge.net.transport import Transport
 
 Status = Literal["ok", "warn", "FAIL"]
 
@@ -277,6 +280,50 @@ def check_ports(root: str) -> Check:
     return Check("ports", "warn", "; ".join(found), fix)
 
 
+def check_transport(root: str, env: Mapping[str, str] | None = None) -> Check | None:
+    """With `[transport]` set: the NATS server answers, has JetStream, and holds the
+    project's stream as every host expects it. None without `[transport]`."""
+    try:
+        transport = settings.load_settings(root).transport
+    except CorruptFile as exc:
+        return Check("transport", "FAIL", exc.message, f"fix {settings.SETTINGS_FILE}")
+    if transport is None:
+        return None
+    try:
+        from swarmforge.net.transport import Transport, TransportError
+    except ImportError:
+        fix = "install the nats extra: pip install 'swarmforge[nats]'"
+        return Check("transport", "FAIL", "[transport] is set but nats-py is missing", fix)
+    client = Transport.from_settings(transport, root, env)
+    try:
+        client.connect()
+        return _transport_state(client)
+    except TransportError as exc:
+        fix = f"start the NATS server at {transport.url}, or correct [transport] and its login"
+        return Check("transport", "FAIL", exc.message, fix)
+    finally:
+        client.close()
+
+
+def _transport_state(client: Transport) -> Check:
+    """What the connected server holds for the project."""
+    from swarmforge.net.transport import config_problems, stream_name
+
+    name = stream_name(client.project)
+    if not client.jetstream_enabled():
+        fix = "start nats-server with JetStream (-js, or jetstream {} in its configuration)"
+        return Check("transport", "FAIL", f"{client.url} answers but has no JetStream", fix)
+    info = client.stream_info()
+    if info is None:
+        detail = f"{client.url} with JetStream; the stream {name} does not exist yet"
+        return Check("transport", "warn", detail, "it is made when mail first crosses hosts")
+    problems = config_problems(info.config, client.project)
+    if problems:
+        fix = f"remove the stream {name} (nats stream rm {name}) so that it is made again"
+        return Check("transport", "FAIL", f"stream {name}: {'; '.join(problems)}", fix)
+    return Check("transport", "ok", f"{client.url} with JetStream, stream {name} as expected")
+
+
 def _holder(pid: int | None, name: str | None) -> str:
     who = f"pid {pid}" if pid is not None else "a process of another user"
     return f"{who} ({name})" if name else who
@@ -324,4 +371,7 @@ def run_checks(
         checks.append(check_prompts(root, config))
     checks += [check_repository(root), check_tracked_state(root)]
     checks += [check_daemon(root), *check_run(root), check_ports(root)]
+    transport = check_transport(root, env)
+    if transport is not None:
+        checks.append(transport)
     return checks

@@ -1,0 +1,132 @@
+"""Handoffs to and from roles on other hosts, through the project's JetStream stream.
+
+Sending: the outbox file's bytes are published once per recipient on another host,
+with the message id `<handoff id>:<recipient>`; only once the server has acknowledged
+every publish may the caller move the original to sent/. A sender killed in between
+publishes again on restart, and the server drops the repeat (same id, within the
+duplicate window).
+
+Receiving: each message becomes the recipient's copy in its `inbox/new/`, exactly as
+local delivery writes it (delivery.copy_to: the `recipient` and `enqueued_at` headers,
+a hidden temporary name linked to the final one, flushed to disk), and is
+acknowledged only after that. A message delivered again (its acknowledgement was
+lost, or the receiver died before it) finds its copy already there, in new/,
+in_process/ or completed/, and is acknowledged without a second copy.
+
+Nothing here is wired into the daemon yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from swarmforge import fsutil
+from swarmforge.errors import CorruptFile
+from swarmforge.handoff import delivery, message
+from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox, name_problem
+from swarmforge.net.transport import Consumer, Message, Transport
+from swarmforge.roletable import RoleEntry
+
+NAME_HEADER = "Swarmforge-Name"  # the handoff's file name, kept by every copy
+
+# What became of a received message.
+DELIVERED, DUPLICATE, FAILED, HELD = "delivered", "duplicate", "failed", "held"
+
+
+def message_id(handoff_id: str, recipient: str) -> str:
+    """The id under which the server de-duplicates one recipient's copy."""
+    return f"{handoff_id}:{recipient}"
+
+
+def send(transport: Transport, outbox_file: str, recipients: list[str]) -> None:
+    """Publish the handoff at `outbox_file` to each of `recipients` (roles on other hosts).
+
+    Returns once the server has every copy; TransportError (nothing to archive yet)
+    or Undeliverable (the file can never be sent) otherwise.
+    """
+    data = fsutil.read_regular(outbox_file)
+    try:
+        handoff = message.parse(data, outbox_file)
+    except CorruptFile as exc:
+        raise delivery.Undeliverable(f"malformed: {exc}") from None
+    handoff_id = handoff.get("id")
+    if not handoff_id:
+        raise delivery.Undeliverable("the handoff has no 'id' header")
+    name = os.path.basename(outbox_file)
+    for role in recipients:
+        transport.publish(role, message_id(handoff_id, role), data, {NAME_HEADER: name})
+
+
+@dataclass(frozen=True)
+class Received:
+    """One message taken: its file name, what became of it, and why when it failed."""
+
+    name: str
+    status: str
+    reason: str = ""
+
+
+def receive(
+    consumer: Consumer, worktree: str, batch: int = 10, timeout: float = 1.0
+) -> list[Received]:
+    """Take the waiting mail of `consumer`'s role into the mailbox of `worktree`.
+
+    A message is acknowledged once its copy is durable (or it was set aside in failed/);
+    a message whose mailbox is unsafe is left unacknowledged, to come again later.
+    """
+    results = []
+    for msg in consumer.fetch(batch, timeout):
+        result = store(consumer.role, worktree, msg)
+        if result.status != HELD:
+            msg.ack()
+        results.append(result)
+    return results
+
+
+def store(role: str, worktree: str, msg: Message) -> Received:
+    """Write `msg` as `role`'s copy in inbox/new/ of `worktree`, unless it is there already."""
+    box = Mailbox(worktree)
+    name = msg.headers.get(NAME_HEADER, "")
+    problem = name_problem(name)
+    if problem:
+        return _set_aside(box, _stand_in(msg), msg.data, f"no handoff file name ({problem})")
+    try:
+        # Merge-check headers come only from the receiving side: drop any that came along.
+        handoff = delivery.unchecked(message.parse(msg.data, name))
+    except CorruptFile as exc:
+        return _set_aside(box, name, msg.data, f"malformed: {exc}")
+    found = box.locate(name)
+    if found is not None:
+        if delivery.is_same_handoff(found[1], handoff.get("id")):
+            return Received(name, DUPLICATE)
+        reason = f"a different handoff named {name} is already in {found[1]}"
+        return _set_aside(box, name, msg.data, reason)
+    entry = RoleEntry([role, "", box.worktree, "", "", ""])
+    try:
+        made = delivery.copy_to(handoff, name, role, entry)
+    except UnsafeMailbox as exc:
+        return Received(name, HELD, exc.message)
+    return Received(name, DELIVERED if made else DUPLICATE)
+
+
+def _stand_in(msg: Message) -> str:
+    """A file name for a message that came without a usable one."""
+    digest = hashlib.sha256(msg.msg_id.encode() + b"\0" + msg.data).hexdigest()[:16]
+    return f"unnamed_{digest}{SUFFIX}"
+
+
+def _set_aside(box: Mailbox, name: str, data: bytes, reason: str) -> Received:
+    """Keep a message that cannot become a copy in the recipient's failed/, with the reason.
+
+    Staged in outbox/tmp/ under its own name (never delivered from there) so that
+    Mailbox.set_aside moves it with its `.error` beside it, as it does for local files.
+    """
+    box.ensure(Box.OUTBOX_TMP, Box.FAILED)
+    staged = box.path(Box.OUTBOX_TMP, name)
+    if os.path.lexists(staged):
+        os.unlink(staged)  # left by a receiver that died before moving it
+    fsutil.write_new(staged, data)
+    box.set_aside(staged, reason)
+    return Received(name, FAILED, reason)
