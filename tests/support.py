@@ -201,3 +201,42 @@ def queue_note(project: Project, sender: str, to: str, text: str = "m", draft: s
 
     project.draft(sender, f"type: note\nto: {to}\npriority: 50\nmessage: {text}\n", draft)
     return gate.queue_handoff(draft, cwd=str(project.tree(sender)), role=sender)
+
+
+def record_run(
+    project: Project,
+    *,
+    state: str = "running",
+    pids: dict[str, int] | None = None,
+    exec_role: bool = False,
+) -> None:
+    """A headless run of the project's roles as `up` records it, written by hand: for tests
+    of what only reads the record (views, status, repair, gc) without starting processes.
+    `pids` gives roles a process (a live one makes the role alive to `status`)."""
+    from swarmforge.swarm import runrecord
+    from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+
+    roles = [
+        RoleRecord(
+            name=name,
+            agent="exec",
+            worktree="master" if mode == "master" else name,
+            path=str(project.tree(name)),
+            branch=f"swarm/test/{name}",
+            port=4000 + i,
+            mode="batch" if mode == "batch" else "task",
+            session=f"swarmforge-{name}",
+            exec_role=exec_role,
+            pid=(pids or {}).get(name),
+        )
+        for i, (name, mode) in enumerate(project.roles.items())
+    ]
+    record = RunRecord(
+        run_id="r1",
+        project=str(project.root),
+        backend="headless",
+        state="running" if state == "running" else "stopped",
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        roles=roles,
+    )
+    runrecord.save(str(project.root), record)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from swarmforge.swarm import artifacts, disk, runrecord
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
-from tests.support import Project, git, retry_until
+from tests.support import Project, git, record_run, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
 
@@ -30,30 +28,7 @@ def ignoring(repo: Path) -> None:
 
 def recorded(project: Project, state: str = "stopped", pids: dict[str, int] | None = None) -> None:
     """A headless run of the project's roles, as `up` records it."""
-    roles = [
-        RoleRecord(
-            name=name,
-            agent="exec",
-            worktree="master" if mode == "master" else name,
-            path=str(project.tree(name)),
-            branch=f"swarm/test/{name}",
-            port=4000 + i,
-            mode="batch" if mode == "batch" else "task",
-            session=f"swarmforge-{name}",
-            pid=(pids or {}).get(name),
-        )
-        for i, (name, mode) in enumerate(project.roles.items())
-    ]
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    record = RunRecord(
-        run_id="r1",
-        project=str(project.root),
-        backend="headless",
-        state="running" if state == "running" else "stopped",
-        started_at=started,
-        roles=roles,
-    )
-    runrecord.save(str(project.root), record)
+    record_run(project, state=state, pids=pids)
 
 
 def stopped(repo: Path, roles: dict[str, str]) -> Project:

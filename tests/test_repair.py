@@ -17,8 +17,7 @@ from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.repair import repair, stamped
 from swarmforge.swarm import runrecord
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
-from tests.support import Project, queue_note, retry_until
+from tests.support import Project, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
 
@@ -264,33 +263,7 @@ def test_an_item_another_repair_finishes_meanwhile_is_requeued_once(
 def alive(project: Project) -> Iterator[Project]:
     """A running headless run whose every role's process is a live one, as `status` sees it."""
     sleepers = {name: subprocess.Popen(["sleep", "60"]) for name in project.roles}
-    roles = [
-        RoleRecord(
-            name=name,
-            agent="exec",
-            worktree=name,
-            path=str(project.tree(name)),
-            branch=f"swarm/test/{name}",
-            port=4000 + i,
-            mode="batch" if mode == "batch" else "task",
-            session=f"swarmforge-{name}",
-            exec_role=True,
-            pid=sleepers[name].pid,
-        )
-        for i, (name, mode) in enumerate(project.roles.items())
-    ]
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    runrecord.save(
-        str(project.root),
-        RunRecord(
-            run_id="r1",
-            project=str(project.root),
-            backend="headless",
-            state="running",
-            started_at=started,
-            roles=roles,
-        ),
-    )
+    record_run(project, pids={n: p.pid for n, p in sleepers.items()}, exec_role=True)
     try:
         yield project
     finally:

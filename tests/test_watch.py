@@ -22,10 +22,9 @@ from swarmforge import events
 from swarmforge.cli.parser import build
 from swarmforge.handoff.mailbox import Box
 from swarmforge.layout import LOGS_DIR
-from swarmforge.swarm import runrecord, watchdata
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+from swarmforge.swarm import watchdata
 from swarmforge.swarm.watchview import TextScreen, WatchApp
-from tests.support import Project
+from tests.support import Project, record_run
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
 
@@ -36,29 +35,7 @@ EVERY = 0.5
 
 def started(project: Project) -> None:
     """A running headless run of the project's roles, as `up` records it, with no processes."""
-    root = str(project.root)
-    roles = [
-        RoleRecord(
-            name=name,
-            agent="exec",
-            worktree=name,
-            path=str(project.tree(name)),
-            branch=f"swarm/test/{name}",
-            port=4000 + i,
-            mode="batch" if mode == "batch" else "task",
-            session=f"swarmforge-{name}",
-        )
-        for i, (name, mode) in enumerate(project.roles.items())
-    ]
-    record = RunRecord(
-        run_id="r1",
-        project=root,
-        backend="headless",
-        state="running",
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        roles=roles,
-    )
-    runrecord.save(root, record)
+    record_run(project)
 
 
 def in_hand(project: Project, role: str, body: str) -> None:
