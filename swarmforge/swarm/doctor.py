@@ -268,7 +268,7 @@ def check_ports(root: str) -> Check:
         return Check("ports", "ok", "no run record to read (see the run check)")
     if record is None:
         return Check("ports", "ok", "no swarm run recorded yet")
-    from swarmforge.swarm.state import port_holders
+    from swarmforge.swarm.portholders import port_holders
 
     held = port_holders(root, record)
     if not held:

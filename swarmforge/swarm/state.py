@@ -7,18 +7,16 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-import psutil
-
 from swarmforge import proc
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
-from swarmforge.ports import listeners
 from swarmforge.swarm import agentprobe, budget, disk, lifecycle, runrecord, tagging
 from swarmforge.swarm.bootstrap import SetupFailure, failure
 from swarmforge.swarm.lifecycle import AgentLife
+from swarmforge.swarm.portholders import PortHolder, port_holders
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
 from swarmforge.swarm.settings import StallSettings, load_settings
 from swarmforge.swarm.teardown import is_running
@@ -97,15 +95,6 @@ class AgentState:
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class PortHolder:
-    """A process that listens on a role's port and is none of the role's own: the role's
-    server cannot listen there."""
-
-    pid: int | None  # None: the system does not say (another user's process)
-    name: str | None  # its command name, when it can be read
 
 
 @dataclass(frozen=True)
@@ -328,51 +317,6 @@ def role_status(
         port_conflict=port_conflict,
         disk_bytes=_disk(root, role) if sizes else None,
     )
-
-
-def port_holders(root: str, record: RunRecord) -> dict[str, PortHolder]:
-    """Each role whose port another process listens on, and that process.
-
-    One read of the socket table serves every role. A listener is the role's own when
-    it, or a process it descends from, carries the role's tags (tagging.py): the agent
-    and what it started, even a server that left its parent. Empty where the system
-    does not show its sockets.
-    """
-    found = listeners({role.port for role in record.roles}) or {}
-    held: dict[str, PortHolder] = {}
-    for role in record.roles:
-        for pid in found.get(role.port, []):
-            holder = _foreign(pid, root, record.run_id, role.name)
-            if holder is not None:
-                held[role.name] = holder
-                break
-    return held
-
-
-def _foreign(pid: int | None, root: str, run_id: str, role: str) -> PortHolder | None:
-    """`pid` as a PortHolder unless it is one of `role`'s processes (or gone meanwhile)."""
-    if pid is None:
-        return PortHolder(None, None)
-    try:
-        listener = psutil.Process(pid)
-        name = listener.name()
-        lineage = [listener, *listener.parents()]
-    except psutil.NoSuchProcess:
-        return None
-    except psutil.Error:
-        return PortHolder(pid, None)  # not ours to read: none of the role's processes
-    wanted = {**tagging.tags(run_id, root), "SWARMFORGE_ROLE": role}
-    if any(_carries(p, wanted) for p in lineage):
-        return None
-    return PortHolder(pid, name)
-
-
-def _carries(process: psutil.Process, wanted: dict[str, str]) -> bool:
-    try:
-        env = process.environ()
-    except psutil.Error:
-        return False
-    return all(env.get(key) == value for key, value in wanted.items())
 
 
 def _names(directory: str) -> list[str]:
