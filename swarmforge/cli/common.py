@@ -37,8 +37,8 @@ def project_root(option: str | None) -> str:
 
 
 def view_root(option: str | None) -> str:
-    """The project a view looks at: as `project_root`, or, before any `up` (no roles.tsv
-    yet), the configured project, so that the view can say no swarm runs there."""
+    """The project a view or a status looks at: as `project_root`, or, before any `up`
+    (no roles.tsv yet), the configured project, so that it can say no swarm runs there."""
     try:
         return project_root(option)
     except SwarmforgeError:

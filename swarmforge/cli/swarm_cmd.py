@@ -1,11 +1,11 @@
-"""`swarmforge up|down|status|gc|port`, and the hidden entry points of a run's processes."""
+"""`swarmforge up|down|gc|port` (and `status`, printed by status_cmd.py), and the hidden
+entry points of a run's processes."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from swarmforge.swarm.artifacts import Sweep
-    from swarmforge.swarm.bootstrap import SetupFailure
     from swarmforge.swarm.runrecord import RunRecord
-    from swarmforge.swarm.state import PortHolder, Process
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
@@ -72,7 +70,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "current item, dirty files, failures, rescues",
     )
     _project_arg(status)
-    status.set_defaults(handler=_status)
+    from swarmforge.cli import status_cmd
+
+    status.set_defaults(handler=status_cmd.show)
     gc = sub.add_parser("gc", help="clean up after a runner that was killed")
     _project_arg(gc)
     gc.add_argument(
@@ -127,9 +127,10 @@ def _notify_send(ns: argparse.Namespace) -> int:
 
 def _bell(ns: argparse.Namespace) -> int:
     from swarmforge import alerts
+    from swarmforge.cli.common import view_root
 
     sys.stdin.read()  # the notification itself: the bell says only that there is one
-    alerts.bell(_root_or_cwd(ns))
+    alerts.bell(view_root(ns.project))
     return EXIT_OK
 
 
@@ -210,9 +211,10 @@ def _say_setup_failed(record: RunRecord) -> int:
 
 
 def _down(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.common import view_root
     from swarmforge.swarm import launcher
 
-    report = launcher.down(_root_or_cwd(ns), purge=ns.purge, progress=_say(ns))
+    report = launcher.down(view_root(ns.project), purge=ns.purge, progress=_say(ns))
     if ns.json:
         print(json.dumps(report.as_json(), indent=2))
     elif report.run_id is None:
@@ -223,99 +225,8 @@ def _down(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _root_or_cwd(ns: argparse.Namespace) -> str:
-    try:
-        return _root(ns)
-    except SwarmforgeError:
-        return _up_root(ns)
-
-
-def _status(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.state import status
-
-    state = status(_root_or_cwd(ns), sizes=True)
-    if ns.json:
-        print(json.dumps(state.as_json(), indent=2))
-        return EXIT_OK
-    daemon = f"daemon pid {state.daemon}" if state.daemon else "daemon not running"
-    if state.run_id is None:
-        print(f"no swarm in this project ({daemon}): `swarmforge up` starts one")
-    else:
-        print(f"run {state.run_id}: {state.state}, {daemon}")
-    for role in state.roles:
-        current = role.current
-        doing = (
-            f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
-        )
-        print(
-            f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
-            f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
-            f"failed {role.failed_items}  disk {_size(role.disk_bytes)}  {role.branch}"
-        )
-        if role.port_conflict is not None:
-            print(f"    {_held(role.port, role.port_conflict)}")
-        if role.agent_state is not None:
-            shown = role.agent_state
-            code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
-            print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
-        if role.tokens is not None and (role.tokens.total or role.budget is not None):
-            spent = role.tokens
-            limit = f" of {role.budget:,}" if role.budget is not None else ""
-            print(
-                f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
-                f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
-            )
-        if role.setup_failed is not None:
-            for line in _setup_lines(role.setup_failed):
-                print(f"    {line}")
-        for line in _process_lines(role.process):
-            print(f"    {line}")
-    if state.tmux_socket:
-        from swarmforge.swarm.attach import attach_command
-
-        command = shlex.join(attach_command(state.project))
-        print(f"  get into a role: {command} ROLE  (every role, tiled: {command})")
-    for ref in state.rescues:
-        print(f"  rescued work: {ref}")
-    return EXIT_OK
-
-
-def _held(port: int, holder: PortHolder) -> str:
-    """What status says of a role's port that another process listens on."""
-    who = f"pid {holder.pid}" if holder.pid is not None else "a process of another user"
-    name = f" ({holder.name})" if holder.name else ""
-    return f"port {port} is held by {who}{name}, not by this role"
-
-
-def _setup_lines(failed: SetupFailure) -> list[str]:
-    """What status says of a role whose worktree setup failed: why, where, the last lines."""
-    lines = [f"setup-failed: {failed.reason}, agent not started (log: {failed.log})"]
-    if failed.last_lines:
-        lines += ["last lines:", *(f"  | {line}" for line in failed.last_lines)]
-    return lines
-
-
-def _process_lines(process: Process) -> list[str]:
-    """What status says of a role process that exited: code, when, restart, last lines."""
-    if process.state != "exited":
-        if process.exit_code is None:
-            return []
-        return [
-            f"restarted {process.restarts} time(s); last exit "
-            f"{process.exit_code} at {process.exited_at}"
-        ]
-    restart = process.restart_at
-    lines = [
-        f"exited {process.exit_code} at {process.exited_at}"
-        + (f", restarting at {restart}" if restart else ", not restarted")
-        + f" (restarts so far: {process.restarts})"
-    ]
-    if process.last_lines:
-        lines += ["last lines:", *(f"  | {line}" for line in process.last_lines[-5:])]
-    return lines
-
-
 def _gc(ns: argparse.Namespace) -> int:
+    from swarmforge.cli.common import view_root
     from swarmforge.swarm.cleanup import gc
 
     if ns.dry_run and not ns.artifacts:
@@ -323,7 +234,7 @@ def _gc(ns: argparse.Namespace) -> int:
             "gc: --dry-run goes with --artifacts.",
             hint="Run `swarmforge gc --artifacts --dry-run`.",
         )
-    report = gc(_root_or_cwd(ns), artifacts=ns.artifacts, dry_run=ns.dry_run)
+    report = gc(view_root(ns.project), artifacts=ns.artifacts, dry_run=ns.dry_run)
     if ns.json:
         print(json.dumps(report.as_json(), indent=2))
         return EXIT_OK
@@ -348,25 +259,15 @@ def _gc(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _size(count: int | None) -> str:
-    """Bytes as people read them: `1.2 GB` (powers of 1000), `-` when not measured."""
-    if count is None:
-        return "-"
-    shown = float(count)
-    for unit in ("B", "kB", "MB", "GB"):
-        if shown < 1000:
-            return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
-        shown /= 1000
-    return f"{shown:.1f} TB"
-
-
 def _sweep_lines(found: Sweep) -> list[str]:
     """What `gc --artifacts` says: each path removed (or to be), what was left and why."""
+    from swarmforge.swarm.disk import readable
+
     verb = "would remove" if found.dry_run else "removed"
-    lines = [f"  {verb} {a.path} ({_size(a.bytes)})" for a in found.removed]
+    lines = [f"  {verb} {a.path} ({readable(a.bytes)})" for a in found.removed]
     lines += [f"  left {s.path} ({s.role}): {s.reason}" for s in found.skipped]
     lines += [f"  could not remove {s.path} ({s.role}): {s.reason}" for s in found.failed]
-    total = f"{verb} {len(found.removed)} ignored path(s), {_size(found.bytes)}"
+    total = f"{verb} {len(found.removed)} ignored path(s), {readable(found.bytes)}"
     return [f"build output of stopped roles: {total}", *lines]
 
 
@@ -387,9 +288,9 @@ def _port(ns: argparse.Namespace) -> int:
 def _port_project(option: str | None) -> str:
     """`--project DIR`, else the project seen from here, as `doctor` finds it."""
     if option:
-        if not os.path.isdir(option):
-            raise SwarmforgeError(f"--project {option}: no such directory.")
-        return option
+        from swarmforge.cli.common import project_root
+
+        return project_root(option)
     from swarmforge.swarm.doctor import locate_project
 
     return locate_project(os.getcwd()) or os.getcwd()

@@ -74,3 +74,15 @@ def worktree_bytes(path: str) -> int | None:
 def in_main_checkout(root: str, role: RoleRecord) -> bool:
     """True for a role that works in the main checkout, which is the user's own."""
     return role.worktree in MAIN_CHECKOUT or os.path.realpath(role.path) == root
+
+
+def readable(count: int | None) -> str:
+    """Bytes as people read them: `1.2 GB` (powers of 1000), `-` when not measured."""
+    if count is None:
+        return "-"
+    shown = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if shown < 1000:
+            return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
+        shown /= 1000
+    return f"{shown:.1f} TB"

@@ -1,0 +1,104 @@
+"""`swarmforge status`: every role of the swarm as text, or as JSON with `--json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from typing import TYPE_CHECKING
+
+from swarmforge.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from swarmforge.swarm.bootstrap import SetupFailure
+    from swarmforge.swarm.portholders import PortHolder
+    from swarmforge.swarm.state import Process
+
+
+def show(ns: argparse.Namespace) -> int:
+    """Print every role's status (`--json`: as JSON)."""
+    from swarmforge.cli.common import view_root
+    from swarmforge.swarm.disk import readable
+    from swarmforge.swarm.state import status
+
+    state = status(view_root(ns.project), sizes=True)
+    if ns.json:
+        print(json.dumps(state.as_json(), indent=2))
+        return EXIT_OK
+    daemon = f"daemon pid {state.daemon}" if state.daemon else "daemon not running"
+    if state.run_id is None:
+        print(f"no swarm in this project ({daemon}): `swarmforge up` starts one")
+    else:
+        print(f"run {state.run_id}: {state.state}, {daemon}")
+    for role in state.roles:
+        current = role.current
+        doing = (
+            f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
+        )
+        print(
+            f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
+            f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
+            f"failed {role.failed_items}  disk {readable(role.disk_bytes)}  {role.branch}"
+        )
+        if role.port_conflict is not None:
+            print(f"    {_held(role.port, role.port_conflict)}")
+        if role.agent_state is not None:
+            shown = role.agent_state
+            code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
+            print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
+        if role.tokens is not None and (role.tokens.total or role.budget is not None):
+            spent = role.tokens
+            limit = f" of {role.budget:,}" if role.budget is not None else ""
+            print(
+                f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
+                f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
+            )
+        if role.setup_failed is not None:
+            for line in _setup_lines(role.setup_failed):
+                print(f"    {line}")
+        for line in _process_lines(role.process):
+            print(f"    {line}")
+    if state.tmux_socket:
+        from swarmforge.swarm.attach import attach_command
+
+        command = shlex.join(attach_command(state.project))
+        print(f"  get into a role: {command} ROLE  (every role, tiled: {command})")
+    for ref in state.rescues:
+        print(f"  rescued work: {ref}")
+    return EXIT_OK
+
+
+def _held(port: int, holder: PortHolder) -> str:
+    """What status says of a role's port that another process listens on."""
+    who = f"pid {holder.pid}" if holder.pid is not None else "a process of another user"
+    name = f" ({holder.name})" if holder.name else ""
+    return f"port {port} is held by {who}{name}, not by this role"
+
+
+def _setup_lines(failed: SetupFailure) -> list[str]:
+    """What status says of a role whose worktree setup failed: why, where, the last lines."""
+    lines = [f"setup-failed: {failed.reason}, agent not started (log: {failed.log})"]
+    if failed.last_lines:
+        lines += ["last lines:", *(f"  | {line}" for line in failed.last_lines)]
+    return lines
+
+
+def _process_lines(process: Process) -> list[str]:
+    """What status says of a role process that exited: code, when, restart, last lines."""
+    if process.state != "exited":
+        if process.exit_code is None:
+            return []
+        return [
+            f"restarted {process.restarts} time(s); last exit "
+            f"{process.exit_code} at {process.exited_at}"
+        ]
+    restart = process.restart_at
+    lines = [
+        f"exited {process.exit_code} at {process.exited_at}"
+        + (f", restarting at {restart}" if restart else ", not restarted")
+        + f" (restarts so far: {process.restarts})"
+    ]
+    if process.last_lines:
+        lines += ["last lines:", *(f"  | {line}" for line in process.last_lines[-5:])]
+    return lines
