@@ -22,18 +22,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from swarmforge import fsutil
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
 from swarmforge.ports import assign_ports, project_identity
-from swarmforge.run import external, parking, reattach, report, roletask, worker
+from swarmforge.run import external, overview, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
 from swarmforge.run.launcher import Launcher, must_wait, preflight, role_text
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
-from swarmforge.run.overview import SPEC
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
@@ -340,10 +338,7 @@ class Orchestrator:
         preflight(self.root, self.run_id, self._all())
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
-            # Its own copy of the spec, for views that show the run's tasks and their edges.
-            kept = os.path.join(self.dir, SPEC)
-            if not os.path.exists(kept):
-                fsutil.atomic_write(kept, canonical_json(self.spec).encode(), durable=False)
+            overview.keep_spec(self.dir, canonical_json(self.spec))
             self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.

@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 
+from swarmforge import fsutil
 from swarmforge.layout import RUNS_DIR
 from swarmforge.run import journal, parking
 
@@ -43,6 +44,13 @@ class RunView:
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+def keep_spec(run_dir: str, spec_json: str) -> None:
+    """Keep the run's spec beside its journal, once, for views of its tasks and edges."""
+    kept = os.path.join(run_dir, SPEC)
+    if not os.path.exists(kept):
+        fsutil.atomic_write(kept, spec_json.encode(), durable=False)
 
 
 def run_dirs(root: str) -> list[str]:
