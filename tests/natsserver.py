@@ -8,7 +8,6 @@ is missing, with the reason, except in CI (`CI` set), where that is a failure.
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import subprocess
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.realagents import require_cli
+from tests.realagents import require_cli, unavailable
 
 START_TIMEOUT = 10.0
 
@@ -25,10 +24,7 @@ START_TIMEOUT = 10.0
 def require_nats() -> str:
     """The path of nats-server; skips (or, in CI, fails) the test without the extra."""
     if importlib.util.find_spec("nats") is None:
-        reason = "nats-py is not installed (pip install -e '.[nats]'; ./setup.sh does)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable("nats-py is not installed (pip install -e '.[nats]'; ./setup.sh does)")
     return require_cli("nats-server")
 
 

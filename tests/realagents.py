@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import NoReturn
 
 import pytest
 
@@ -20,8 +21,12 @@ def require_cli(name: str) -> str:
     fails) the test without it."""
     found = shutil.which(name, path=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
     if found is None:
-        reason = f"{name} is not installed (./setup.sh installs it)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(f"{name} is not installed (./setup.sh installs it)")
     return found
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test for `reason`, or fail it in CI, where everything must be installed."""
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
