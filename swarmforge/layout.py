@@ -14,6 +14,9 @@ WORKTREES_DIR = ".worktrees"  # the roles' worktrees, one directory per role or 
 STATE_DIRS = (STATE_DIR, WORKTREES_DIR)
 
 ROLES_TSV = os.path.join(STATE_DIR, "roles.tsv")  # the role table the helpers read
+# Roles that another host runs (role TAB host), beside roles.tsv, which names them too so
+# that senders here may address them; the daemon sends their mail across hosts.
+REMOTE_TSV = os.path.join(STATE_DIR, "remote.tsv")
 RUN_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, ports, pids
 HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees

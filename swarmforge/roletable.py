@@ -6,7 +6,7 @@ import os
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.layout import ROLES_TSV
+from swarmforge.layout import REMOTE_TSV, ROLES_TSV
 
 ROLES_LIMIT = 1024 * 1024  # a line per role: far more than any swarm has
 RECEIVE_MODES = ("task", "batch")
@@ -178,3 +178,22 @@ def read_roles(root: str) -> dict[str, RoleEntry]:
     except UnicodeDecodeError as exc:
         raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
     return parse_roles(text, path)
+
+
+def read_remote(root: str) -> dict[str, str]:
+    """The roles of the project at `root` that another host runs, with that host's name
+    ("" for the host started without --host); empty on one machine."""
+    path = os.path.join(root, REMOTE_TSV)
+    try:
+        data = fsutil.read_regular(path, limit=ROLES_LIMIT)
+    except FileNotFoundError:
+        return {}
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge) as exc:
+        raise CorruptFile(path, None, str(exc.strerror)) from None
+    found: dict[str, str] = {}
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) != 2 or role_name_problem(fields[0]):
+            raise CorruptFile(path, number, "expected a role name, a TAB and a host name")
+        found[fields[0]] = fields[1]
+    return found

@@ -50,6 +50,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up.add_argument(
         "--inhibit-sleep", action="store_true", help="keep the machine awake while the swarm runs"
     )
+    up.add_argument(
+        "--host",
+        metavar="NAME",
+        help="start the roles swarmforge.toml places on host NAME (roles on several "
+        "hosts; default: the roles placed on no host)",
+    )
     up.set_defaults(handler=_up)
     down = sub.add_parser(
         "down",
@@ -177,6 +183,7 @@ def _up(ns: argparse.Namespace) -> int:
         ns.backend,
         stagger=ns.stagger,
         inhibit_sleep=ns.inhibit_sleep,
+        host=ns.host,
         progress=_say(ns),
     )
     if already and ns.backend and ns.backend != record.backend:

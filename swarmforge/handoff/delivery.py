@@ -14,9 +14,11 @@ leaves the copy without the result, never holds it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Protocol
 
 from swarmforge import fsutil, proc
-from swarmforge.errors import CorruptFile
+from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import mergecheck
 from swarmforge.git.objects import state_dirs_in
 from swarmforge.handoff import message
@@ -47,6 +49,7 @@ class Outcome:
         "copied",
         "name",
         "priority",
+        "published",
         "reason",
         "sender",
         "status",
@@ -61,10 +64,12 @@ class Outcome:
         reason: str = "",
         handoff: message.Handoff | None = None,
         checks: MergeChecks | None = None,
+        published: list[str] | None = None,
     ) -> None:
         self.name = name
         self.status = status
         self.copied = copied or []  # recipients that got their copy in this attempt
+        self.published = published or []  # recipients on other hosts it was sent to
         self.reason = reason
         # The merge checks of those copies, for the daemon: a `merge-conflict` event's
         # fields per conflict, and a line for its log per check git could not answer.
@@ -77,6 +82,18 @@ class Outcome:
 
 class Undeliverable(Exception):
     """The file cannot be delivered; the message says why."""
+
+
+class Remote(Protocol):
+    """The way to roles that other hosts run (swarmforge/net/crossing.py)."""
+
+    @property
+    def roles(self) -> Mapping[str, str]:
+        """Each role another host runs, with that host's name."""
+
+    def send(self, path: str, handoff: message.Handoff, recipients: list[str]) -> None:
+        """Hand the handoff at `path` to `recipients`, durably, or raise SwarmforgeError
+        (the original then stays in the outbox) or Undeliverable."""
 
 
 def pending(outbox: str) -> list[str]:
@@ -122,17 +139,31 @@ def is_same_handoff(path: str, handoff_id: str | None) -> bool:
         return False
 
 
-def plan(handoff: message.Handoff, name: str, roles: dict[str, RoleEntry]) -> list[str]:
-    """The recipients still missing their copy; Undeliverable before any copy is made."""
+def recipients_of(handoff: message.Handoff, known: Mapping[str, object]) -> list[str]:
+    """The handoff's recipients, each one of `known`; Undeliverable otherwise."""
     recipients = (handoff.get("to") or "").split(",")
     if recipients == [""]:
         raise Undeliverable("the handoff has no 'to' header")
     for role in recipients:
-        if role not in roles:
+        if role not in known:
             raise Undeliverable(f"unknown recipient role '{role}'")
+    return recipients
+
+
+def plan(
+    handoff: message.Handoff,
+    name: str,
+    roles: dict[str, RoleEntry],
+    remote: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The recipients here still missing their copy; Undeliverable before any copy is made.
+
+    A recipient in `remote` (another host's role) is known, but has no copy here.
+    """
     missing: list[str] = []
     seen: set[str] = set()
-    for role in recipients:
+    here = [r for r in recipients_of(handoff, {**(remote or {}), **roles}) if r in roles]
+    for role in here:
         box = Mailbox(roles[role].path)
         if box.root in seen:
             continue  # two roles sharing one worktree share one mailbox
@@ -185,10 +216,18 @@ def archive(path: str) -> None:
         raise Undeliverable(f"a handoff named {os.path.basename(path)} was already sent") from None
 
 
-def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False) -> Outcome:
+def deliver(
+    path: str,
+    roles: dict[str, RoleEntry],
+    *,
+    is_tracked: bool = False,
+    remote: Remote | None = None,
+) -> Outcome:
     """Deliver the outbox file at `path`: every missing copy, then archive the original.
 
     `is_tracked`: git tracks the file (see tracked), which is then failed unread.
+    `remote`: the roles other hosts run, and the way to them; their copies are sent
+    (after the local ones are made) before the original is archived.
     """
     name = os.path.basename(path)
     if is_tracked and os.path.lexists(path):
@@ -210,28 +249,35 @@ def deliver(path: str, roles: dict[str, RoleEntry], *, is_tracked: bool = False)
     except OSError as exc:
         return _failed(path, f"unreadable: {exc.strerror}")
     handoff: message.Handoff | None = None
+    elsewhere = remote.roles if remote is not None else {}
     try:
         handoff = _flagged(unchecked(message.parse(data, path)), path)
         checks = MergeChecks(handoff, name, _sender(path).worktree)
         copied: list[str] = []
-        unsafe: list[UnsafeMailbox] = []
-        for role in plan(handoff, name, roles):
+        held: list[str] = []
+        for role in plan(handoff, name, roles, elsewhere):
             check = checks.against(role, roles[role])
             try:
                 if copy_to(handoff, name, role, roles[role], check.headers() if check else None):
                     copied.append(role)
                     checks.delivered(role, check)
             except UnsafeMailbox as exc:
-                unsafe.append(exc)
-        if unsafe:
-            reason = "; ".join(exc.message for exc in unsafe)
-            return Outcome(name, HELD, copied, reason, handoff, checks)
+                held.append(exc.message)
+        published = [r for r in recipients_of(handoff, {**elsewhere, **roles}) if r in elsewhere]
+        if published and remote is not None:
+            try:
+                remote.send(path, handoff, published)
+            except SwarmforgeError as exc:
+                held.append(exc.message)
+                published = []
+        if held:
+            return Outcome(name, HELD, copied, "; ".join(held), handoff, checks, published)
         archive(path)
     except CorruptFile as exc:
         return _failed(path, f"malformed: {exc}")
     except Undeliverable as exc:
         return _failed(path, str(exc), handoff)
-    return Outcome(name, DELIVERED, copied, handoff=handoff, checks=checks)
+    return Outcome(name, DELIVERED, copied, handoff=handoff, checks=checks, published=published)
 
 
 def unchecked(handoff: message.Handoff) -> message.Handoff:

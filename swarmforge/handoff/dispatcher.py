@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from swarmforge import events, fsutil, host, locks, proc, roletable
+from swarmforge import events, fsutil, locks, proc, roletable
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import delivery
+from swarmforge.handoff import delivery, message
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.message import shown
-from swarmforge.handoff.notify import Notifier, WakeFailed
-from swarmforge.layout import DAEMON_DIR, ROLES_TSV
+from swarmforge.handoff.notify import Notifier
+from swarmforge.handoff.wakeups import Waker, Wakeups
+from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
+
+if TYPE_CHECKING:
+    from swarmforge.net.crossing import Crossing
 
 RESCAN_SECONDS = 5.0
 SWEEP_SECONDS = 300.0
@@ -27,42 +32,15 @@ SWEEP_SECONDS = 300.0
 SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
 # A sender's boxes: if one is not a real directory, its outbox is left alone.
 SENDING = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
-WAKE_RETRIES = 6
-WAKE_BACKOFF = 0.5
 
 
-class Waker:
-    """A self-pipe: `set` from any thread or signal handler, `wait` in the main loop.
-
-    A pipe rather than threading.Event: Event.set takes a lock, which a signal
-    handler interrupting that same lock's holder would wait on forever.
-    """
-
-    def __init__(self) -> None:
-        self.r, self.w = host.pipe()
-
-    def set(self) -> None:
-        """Wake the waiter."""
-        try:
-            os.write(self.w, b"x")
-        except BlockingIOError:
-            pass  # the pipe is full: the waiter is woken already
-
-    def wait(self, timeout: float) -> bool:
-        """Sleep until set or `timeout` seconds; True if set. Clears what was set."""
-        ready, _, _ = select.select([self.r], [], [], timeout)
-        if ready:
-            try:
-                while os.read(self.r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
-        return bool(ready)
-
-    def close(self) -> None:
-        """Release the pipe."""
-        os.close(self.r)
-        os.close(self.w)
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """What tells that the file at `path` changed: inode, size and time; None if absent."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _sweep_dir(directory: str) -> int:
@@ -120,54 +98,36 @@ class Paths:
         self.stop = os.path.join(self.dir, "stop")
         self.lock = os.path.join(self.dir, "handoffd.lock")
         self.roles = os.path.join(root, ROLES_TSV)
+        self.remote = os.path.join(root, REMOTE_TSV)
 
 
-class Wakeups:
-    """Wake-ups owed to roles, retried with backoff until sent or given up."""
+class Stranded:
+    """The way to other hosts' roles when there is none: their mail waits in the outbox."""
 
-    def __init__(self, notifier: Notifier, log: logging.Logger) -> None:
-        self.notifier = notifier
-        self.log = log
-        self.due: dict[str, tuple[float, int]] = {}  # role -> (next attempt, attempts)
+    def __init__(self, remote: Mapping[str, str], why: str) -> None:
+        self.roles = remote
+        self.why = why
 
-    def add(self, role: str) -> None:
-        """Owe `role` a wake-up now (coalesced with one already owed)."""
-        self.due[role] = (0.0, self.due.get(role, (0.0, 0))[1])
-
-    def next_due(self) -> float | None:
-        """When the earliest owed wake-up falls due (monotonic), or None."""
-        return min((t for t, _ in self.due.values()), default=None)
-
-    def send(self, roles: dict[str, roletable.RoleEntry], root: str, now: float) -> None:
-        """Send every wake-up that is due."""
-        for role, (when, attempts) in list(self.due.items()):
-            if when > now:
-                continue
-            entry = roles.get(role)
-            try:
-                if entry is not None:
-                    self.notifier.wake(role, entry, root)
-                del self.due[role]
-            except (WakeFailed, SwarmforgeError, OSError) as exc:
-                if attempts + 1 >= WAKE_RETRIES:
-                    self.log.error(
-                        "giving up waking %s after %d attempts: %s", role, attempts + 1, exc
-                    )
-                    del self.due[role]
-                else:
-                    self.log.warning("waking %s failed (%s); retrying", role, exc)
-                    self.due[role] = (now + WAKE_BACKOFF * 2**attempts, attempts + 1)
+    def send(self, path: str, handoff: message.Handoff, recipients: list[str]) -> None:
+        raise SwarmforgeError(f"{', '.join(recipients)} run on another host and {self.why}")
 
 
 class Dispatcher:
-    """One pass of delivery over every outbox of the project at `root` (`run_once`)."""
+    """One pass of delivery over every outbox of the project at `root` (`run_once`).
+
+    `roles` are the roles this host runs; `remote` those that other hosts run (from
+    remote.tsv), reached through `crossing` when the project has a transport.
+    """
 
     def __init__(self, root: str, notifier: Notifier, log: logging.Logger) -> None:
         self.paths = Paths(root)
         self.log = log
         self.wakeups = Wakeups(notifier, log)
         self.roles: dict[str, roletable.RoleEntry] = {}
-        self._roles_stamp: tuple[int, int, int] | None = None
+        self.remote: dict[str, str] = {}
+        self.crossing: Crossing | None = None
+        self.no_crossing = "no [transport] is set in swarmforge/swarmforge.toml"
+        self._roles_stamp: tuple[object, ...] | None = None
         self.stopping = False
         self.changed = Waker()
         self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
@@ -176,24 +136,43 @@ class Dispatcher:
         self._dropping = ""  # the last error that dropped an event, logged once
 
     def load_roles(self) -> bool:
-        """Re-read roles.tsv if it changed; True if the role table is new."""
-        try:
-            st = os.stat(self.paths.roles)
-        except FileNotFoundError:
-            changed = self._roles_stamp is not None
-            self.roles, self._roles_stamp = {}, None
-            return changed
-        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        """Re-read roles.tsv (and remote.tsv) if it changed; True if the role table is new."""
+        stamp = (_stamp(self.paths.roles), _stamp(self.paths.remote))
         if stamp == self._roles_stamp:
             return False
+        if stamp[0] is None:
+            changed = self._roles_stamp is not None
+            self.roles, self.remote, self._roles_stamp = {}, {}, None
+            self._link()
+            return changed
         try:
-            self.roles = roletable.read_roles(self.paths.root)
+            table = roletable.read_roles(self.paths.root)
+            remote = roletable.read_remote(self.paths.root)
         except SwarmforgeError as exc:
             self.log.error("keeping the previous role table: %s", exc)
             return False
         self._roles_stamp = stamp
+        self.roles = {name: entry for name, entry in table.items() if name not in remote}
+        self.remote = {name: host for name, host in remote.items() if name in table}
         self.log.info("role table: %s", ", ".join(self.roles) or "(empty)")
+        if self.remote:
+            shown = ", ".join(
+                f"{name} on {host or 'the first host'}" for name, host in remote.items()
+            )
+            self.log.info("roles of other hosts: %s", shown)
+        self._link()
         return True
+
+    def _link(self) -> None:
+        if self.crossing is not None:
+            self.crossing.set_remote(self.remote)
+            self.crossing.serve(self.roles)
+
+    def remote_way(self) -> delivery.Remote | None:
+        """How mail reaches the roles of other hosts, if any are named."""
+        if self.crossing is not None:
+            return self.crossing
+        return Stranded(self.remote, self.no_crossing) if self.remote else None
 
     def sweep(self) -> int:
         """Remove temporary files that killed writers left in mailboxes (see sweep); how many."""
@@ -241,15 +220,18 @@ class Dispatcher:
         return sorted(files, key=lambda item: os.path.basename(item[0]))
 
     def run_once(self) -> list[delivery.Outcome]:
-        """One pass: deliver every finished outbox file in name order, then wake recipients."""
+        """One pass: take in mail from other hosts, deliver every finished outbox file in
+        name order, then wake recipients."""
         self.load_roles()
+        self._take_in()
         files = self._pending()
         outcomes = []
+        remote = self.remote_way()
         for path, tracked in files:
             if self.stopping:
                 break  # a stop request waits only for the delivery in progress
             try:
-                outcome = delivery.deliver(path, self.roles, is_tracked=tracked)
+                outcome = delivery.deliver(path, self.roles, is_tracked=tracked, remote=remote)
             except (OSError, UnsafeMailbox) as exc:
                 self._stuck(path, str(exc))
                 continue
@@ -263,6 +245,27 @@ class Dispatcher:
             del self.stuck[path]
         self.wakeups.send(self.roles, self.paths.root, time.monotonic())
         return outcomes
+
+    def _take_in(self) -> None:
+        """Write the mail that came from other hosts into its roles' inboxes."""
+        if self.crossing is None:
+            return
+        for role, got in self.crossing.take():
+            if got.status == "delivered":
+                self.log.info("delivered %s to %s (from another host)", got.name, role)
+                fields = {"name": got.name, "from": got.sender or None, "to": role}
+                self.events.emit("handoff-delivered", {**fields, "priority": got.priority or None})
+                for problem in got.unchecked:
+                    self.log.warning("%s", problem)
+                self.events.emit_many(("merge-conflict", c) for c in got.conflicts)
+                self.wakeups.add(role)
+            elif got.status == "failed":
+                self.log.error("failed %s from another host: %s", shown(got.name), got.reason)
+                self.events.emit(
+                    "handoff-failed", {"name": got.name, "to": role, "reason": got.reason}
+                )
+            elif got.status == "held":
+                self.log.warning("holding %s for %s: %s", shown(got.name), role, got.reason)
 
     def _stuck(self, path: str, error: str) -> None:
         """Log a file that can be neither delivered nor failed once, not on every pass."""
@@ -291,6 +294,16 @@ class Dispatcher:
             )
         elif outcome.status == delivery.HELD and outcome.copied:
             self.log.info("delivered %s to %s only", outcome.name, ",".join(outcome.copied))
+        for role in outcome.published:
+            host = self.remote.get(role) or "the first host"
+            self.log.info("sent %s to %s on %s", outcome.name, role, host)
+        self.events.emit_many(
+            (
+                "handoff-sent",
+                {"name": outcome.name, **sender, "to": role, "host": self.remote.get(role)},
+            )
+            for role in outcome.published
+        )
         self.events.emit_many(
             (
                 "handoff-delivered",

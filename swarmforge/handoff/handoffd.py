@@ -68,6 +68,7 @@ def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
         daemon = Dispatcher(root, notifier, log)
         delivered = 0
         try:
+            _link(daemon, once)
             fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
             log.info("started (pid %d, notifier %s)", os.getpid(), notifier.name)
             daemon.load_roles()
@@ -78,7 +79,40 @@ def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
             if read_pid(paths) == os.getpid():
                 os.unlink(paths.pid)
             log.info("stopped after delivering %d file(s)", delivered)
+            if daemon.crossing is not None:
+                daemon.crossing.close()
             daemon.changed.close()
+
+
+def _link(daemon: Dispatcher, once: bool) -> None:
+    """With `[transport]` set, give the daemon its way to the roles of other hosts.
+
+    Imported only then: one machine needs neither the settings' transport nor nats-py.
+    A broken swarmforge.toml or a missing extra is logged, and local mail still flows.
+    """
+    from swarmforge.swarm.settings import load_settings
+
+    try:
+        transport = load_settings(daemon.paths.root).transport
+    except SwarmforgeError as exc:
+        daemon.no_crossing = f"the settings cannot be read: {exc.message}"
+        daemon.log.error("mail cannot cross hosts: %s", daemon.no_crossing)
+        return
+    if transport is None:
+        return
+    try:
+        from swarmforge.net.crossing import Crossing
+    except ImportError:
+        daemon.no_crossing = (
+            "[transport] is set but nats-py is missing (pip install 'swarmforge[nats]')"
+        )
+        daemon.log.error("mail cannot cross hosts: %s", daemon.no_crossing)
+        return
+    daemon.crossing = Crossing(
+        daemon.paths.root, transport, daemon.remote, daemon.log, daemon.changed.set
+    )
+    daemon.crossing.serve(daemon.roles)
+    daemon.crossing.start(wait=5.0 if once else 0.0)
 
 
 def _serve(daemon: Dispatcher, paths: Paths) -> int:
@@ -107,6 +141,8 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 watcher.watch([*daemon.outboxes(), os.path.dirname(paths.roles), paths.dir])
                 first = False
             delivered += len(daemon.run_once())
+            if daemon.crossing is not None:
+                daemon.crossing.beat()
             follower.poll()
             budgets.poll()
             if daemon.stop_requested():

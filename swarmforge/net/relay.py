@@ -13,23 +13,29 @@ acknowledged only after that. A message delivered again (its acknowledgement was
 lost, or the receiver died before it) finds its copy already there, in new/,
 in_process/ or completed/, and is acknowledged without a second copy.
 
-Nothing here is wired into the daemon yet.
+A `git_handoff`'s commit travels through the hub (hub.py): the sender pushes it before
+the first publish and names its full id in a header; the receiver fetches it before it
+writes the copy, whose merge check is then made against the recipient's branch here,
+as local delivery makes it. A hub that cannot be reached holds the message (it comes
+again) rather than deliver a commit the recipient could not merge.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import delivery, message
 from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox, name_problem
+from swarmforge.net import hub as hubs
 from swarmforge.net.transport import Consumer, Message, Transport
 from swarmforge.roletable import RoleEntry
 
 NAME_HEADER = "Swarmforge-Name"  # the handoff's file name, kept by every copy
+COMMIT_HEADER = "Swarmforge-Commit"  # a git_handoff's full commit id, pushed to the hub
 
 # What became of a received message.
 DELIVERED, DUPLICATE, FAILED, HELD = "delivered", "duplicate", "failed", "held"
@@ -40,23 +46,43 @@ def message_id(handoff_id: str, recipient: str) -> str:
     return f"{handoff_id}:{recipient}"
 
 
-def send(transport: Transport, outbox_file: str, recipients: list[str]) -> None:
+def send(
+    transport: Transport,
+    outbox_file: str,
+    recipients: list[str],
+    *,
+    hub: str | None = None,
+    handoff: message.Handoff | None = None,
+) -> None:
     """Publish the handoff at `outbox_file` to each of `recipients` (roles on other hosts).
 
-    Returns once the server has every copy; TransportError (nothing to archive yet)
-    or Undeliverable (the file can never be sent) otherwise.
+    `handoff`: the file as read and amended by the caller (else it is read here). With
+    `hub`, a git_handoff's commit is pushed there first. Returns once the server has
+    every copy; TransportError or HubError (nothing to archive yet), or Undeliverable
+    (the file can never be sent) otherwise.
     """
-    data = fsutil.read_regular(outbox_file)
-    try:
-        handoff = message.parse(data, outbox_file)
-    except CorruptFile as exc:
-        raise delivery.Undeliverable(f"malformed: {exc}") from None
+    if handoff is None:
+        data = fsutil.read_regular(outbox_file)
+        try:
+            handoff = message.parse(data, outbox_file)
+        except CorruptFile as exc:
+            raise delivery.Undeliverable(f"malformed: {exc}") from None
     handoff_id = handoff.get("id")
     if not handoff_id:
         raise delivery.Undeliverable("the handoff has no 'id' header")
     name = os.path.basename(outbox_file)
+    headers = {NAME_HEADER: name}
+    commit = delivery.MergeChecks(handoff, name, "").commit  # only what the gate writes
+    if commit and hub:
+        headers[COMMIT_HEADER] = hubs.push(_worktree_of(outbox_file), hub, commit)
+    data = handoff.render()
     for role in recipients:
-        transport.publish(role, message_id(handoff_id, role), data, {NAME_HEADER: name})
+        transport.publish(role, message_id(handoff_id, role), data, headers)
+
+
+def _worktree_of(outbox_file: str) -> str:
+    """The worktree whose outbox holds `outbox_file` (<worktree>/.swarmforge/handoffs/outbox/X)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(outbox_file))))
 
 
 @dataclass(frozen=True)
@@ -66,10 +92,20 @@ class Received:
     name: str
     status: str
     reason: str = ""
+    # For the receiving daemon's events: the handoff's sender and priority, and the
+    # `merge-conflict` fields and skipped checks of its copy.
+    sender: str = field(default="", compare=False)
+    priority: str = field(default="", compare=False)
+    conflicts: list[dict[str, object]] = field(default_factory=list, compare=False)
+    unchecked: list[str] = field(default_factory=list, compare=False)
 
 
 def receive(
-    consumer: Consumer, worktree: str, batch: int = 10, timeout: float = 1.0
+    consumer: Consumer,
+    worktree: str,
+    batch: int = 10,
+    timeout: float = 1.0,
+    hub: str | None = None,
 ) -> list[Received]:
     """Take the waiting mail of `consumer`'s role into the mailbox of `worktree`.
 
@@ -78,15 +114,19 @@ def receive(
     """
     results = []
     for msg in consumer.fetch(batch, timeout):
-        result = store(consumer.role, worktree, msg)
+        result = store(consumer.role, worktree, msg, hub)
         if result.status != HELD:
             msg.ack()
         results.append(result)
     return results
 
 
-def store(role: str, worktree: str, msg: Message) -> Received:
-    """Write `msg` as `role`'s copy in inbox/new/ of `worktree`, unless it is there already."""
+def store(role: str, worktree: str, msg: Message, hub: str | None = None) -> Received:
+    """Write `msg` as `role`'s copy in inbox/new/ of `worktree`, unless it is there already.
+
+    With `hub`, a git_handoff's commit is fetched from it first, and the copy carries
+    its merge check against `role`'s branch.
+    """
     box = Mailbox(worktree)
     name = msg.headers.get(NAME_HEADER, "")
     problem = name_problem(name)
@@ -104,11 +144,28 @@ def store(role: str, worktree: str, msg: Message) -> Received:
         reason = f"a different handoff named {name} is already in {found[1]}"
         return _set_aside(box, name, msg.data, reason)
     entry = RoleEntry([role, "", box.worktree, "", "", ""])
+    checks = delivery.MergeChecks(handoff, name, box.worktree)
+    if checks.commit and hub:
+        try:
+            hubs.fetch(box.worktree, hub, msg.headers.get(COMMIT_HEADER) or checks.commit)
+        except hubs.HubError as exc:
+            return Received(name, HELD, exc.message)
+    check = checks.against(role, entry)
     try:
-        made = delivery.copy_to(handoff, name, role, entry)
+        made = delivery.copy_to(handoff, name, role, entry, check.headers() if check else None)
     except UnsafeMailbox as exc:
         return Received(name, HELD, exc.message)
-    return Received(name, DELIVERED if made else DUPLICATE)
+    if not made:
+        return Received(name, DUPLICATE)
+    checks.delivered(role, check)
+    return Received(
+        name,
+        DELIVERED,
+        sender=handoff.get("from") or "",
+        priority=handoff.get("priority") or "",
+        conflicts=checks.conflicts,
+        unchecked=checks.problems,
+    )
 
 
 def _stand_in(msg: Message) -> str:

@@ -134,6 +134,10 @@ class Message:
         """
         self._transport.call(self._msg.ack_sync(timeout=REQUEST_TIMEOUT), "acknowledge")
 
+    def nak(self, delay: float) -> None:
+        """Have the message delivered again in `delay` seconds: it could not be kept yet."""
+        self._transport.call(self._msg.nak(delay=delay), "return a message")
+
 
 class Consumer:
     """The durable pull consumer of one role: explicit acknowledgement, one ack wait."""
@@ -275,6 +279,16 @@ class Transport:
         self.close()
 
     @property
+    def connected(self) -> bool:
+        """True while the connection is up (not while nats-py is reconnecting)."""
+        return self._nc is not None and self._nc.is_connected
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop, run by this transport's own thread, that owns the connection."""
+        return self._loop
+
+    @property
     def js(self) -> JetStreamContext:
         """The JetStream context; TransportError before `connect`."""
         if self._js is None:
@@ -340,6 +354,15 @@ class Transport:
 
     def consumer(self, role: str, ack_wait: float = ACK_WAIT) -> Consumer:
         """`role`'s durable consumer, made if missing (explicit ack, `ack_wait` seconds)."""
+        return Consumer(
+            self, role, self.call(self.bind(role, ack_wait), f"open the mail of {role}")
+        )
+
+    async def bind(
+        self, role: str, ack_wait: float = ACK_WAIT
+    ) -> JetStreamContext.PullSubscription:
+        """(On the loop thread) a pull subscription to `role`'s durable consumer, which is
+        made if missing: explicit acknowledgement, `ack_wait` seconds to acknowledge."""
         durable = consumer_name(self.project, role)
         config = api.ConsumerConfig(
             durable_name=durable,
@@ -348,12 +371,8 @@ class Transport:
             deliver_policy=api.DeliverPolicy.ALL,
             filter_subject=subject(self.project, role),
         )
-
-        async def bind() -> JetStreamContext.PullSubscription:
-            await self.js.add_consumer(stream_name(self.project), config)
-            return await self.js.pull_subscribe_bind(durable, stream_name(self.project))
-
-        return Consumer(self, role, self.call(bind(), f"open the mail of {role}"))
+        await self.js.add_consumer(stream_name(self.project), config)
+        return await self.js.pull_subscribe_bind(durable, stream_name(self.project))
 
 
 def describe(exc: BaseException) -> str:

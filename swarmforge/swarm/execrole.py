@@ -25,9 +25,9 @@ from swarmforge import logfile, proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import receive
-from swarmforge.handoff.dispatcher import Waker
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
+from swarmforge.handoff.wakeups import Waker
 from swarmforge.swarm import agents, placement, roles, runrecord
 from swarmforge.swarm.agents import Invocation
 from swarmforge.swarm.config import load_config

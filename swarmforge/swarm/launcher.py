@@ -23,7 +23,7 @@ from swarmforge.handoff import handoffd, notify
 from swarmforge.layout import ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.ports import port_for, project_identity
-from swarmforge.swarm import bootstrap, placement, ramp, roles, runrecord, shims, tagging
+from swarmforge.swarm import bootstrap, hosts, placement, ramp, roles, runrecord, shims, tagging
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.roster import SwarmConfig
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
@@ -55,19 +55,30 @@ def up(
     stagger: float | None = None,
     inhibit_sleep: bool = False,
     role_env: dict[str, dict[str, str]] | None = None,
+    host: str | None = None,
     progress: Progress = _quiet,
 ) -> tuple[RunRecord, bool]:
     """Start (or resume) the swarm of the project at `root`; (record, True if it already ran).
 
     `role_env` adds variables to the environment of named roles' processes (a
-    rehearsal points agents at its own homes and model this way). If starting
-    fails half-way, what was started is stopped again before the error is raised.
+    rehearsal points agents at its own homes and model this way). `host`: start the
+    roles swarmforge.toml places on that host (None: those placed on no host). If
+    starting fails half-way, what was started is stopped again before the error is raised.
     """
     root = os.path.realpath(root)
-    config = load_config(root)
-    load_settings(root, config.names)  # a broken swarmforge.toml stops `up` before anything runs
-    ensure_first_commit(root)
+    whole = load_config(root)
+    # A broken swarmforge.toml stops `up` before anything runs.
+    settings = load_settings(root, whole.names)
+    config, remote = hosts.split(whole, settings, host)
     record = runrecord.load(root)
+    if record is not None and record.state == "running" and record.host != host:
+        ran = f"host {record.host}" if record.host else "the host without --host"
+        raise SwarmforgeError(
+            f"This checkout runs the roles of {ran}.",
+            hint="Use another clone for each host, or `swarmforge down` first.",
+        )
+    leased = hosts.reach(root, settings.transport, host) if settings.transport else frozenset()
+    ensure_first_commit(root)
     if record is not None and record.state == "running":
         if is_running(root, record):
             _set_up_again(root, config, record, stagger, progress)
@@ -81,7 +92,7 @@ def up(
     run_id = record.run_id if record else unrecorded or placement.new_run_id()
     progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
     recorded = _recorded_ports(record)
-    planned = placement.plan(root, config, run_id, role_env or {}, recorded)
+    planned = placement.plan(root, config, run_id, role_env or {}, recorded, leased)
     _say_moved_ports(root, planned, recorded, progress)
     roles.check_instructions(root, planned)
     record = RunRecord(
@@ -91,12 +102,14 @@ def up(
         state="stopped",
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         roles=planned,
+        host=host,
+        remote=remote,
     )
     # Recorded before any worktree is made: an `up` killed from here on leaves a run
     # that the next `up` resumes and `down --purge` removes, never worktrees of no run.
     runrecord.save(root, record)
     placement.create_worktrees(root, planned, run_id, progress)
-    placement.write_roles_tsv(root, config, planned)
+    placement.write_roles_tsv(root, whole, planned, remote)
     roles.write_instructions(root, config)
     shims.write(root)
     tag_env = tagging.tags(run_id, root)
@@ -201,7 +214,7 @@ def _start(
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
         # The runner paces its agents' starts itself; `up` tells how far it got.
         agents = [role.name for role in bootstrap.ready(root, record.roles) if not role.exec_role]
-        caps = load_settings(root, config.names).start
+        caps = load_settings(root).start
         running = partial(is_held, os.path.join(root, RUNNER_LOCK))
         ramp.follow(root, record.run_id, agents, caps, since, running, progress)
 
@@ -226,7 +239,7 @@ def _start_tmux(
     # Agents start as `[start]` allows; exec roles run plain commands and are not paced.
     agents = {role.session: role.name for role in record.roles if not role.exec_role}
     missing = [spec for spec in specs if spec.name in agents and not tmux.has_session(spec.name)]
-    caps = load_settings(root, config.names).start
+    caps = load_settings(root).start
     pacer = ramp.Pacer(root, record.run_id, caps, len(missing), progress)
 
     def gate(spec: SessionSpec) -> None:

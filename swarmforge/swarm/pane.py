@@ -20,8 +20,8 @@ from types import FrameType
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError, shell_status
-from swarmforge.handoff.dispatcher import Waker
 from swarmforge.handoff.notify import project_socket
+from swarmforge.handoff.wakeups import Waker
 from swarmforge.swarm import agentprobe, lifecycle, placement, roles, runrecord
 from swarmforge.swarm.config import load_config
 from swarmforge.swarm.settings import load_settings

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from swarmforge import fsutil, proc, roletable
 from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.layout import BIN_DIR, LOGS_DIR, ROLES_TSV
+from swarmforge.layout import BIN_DIR, LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
 from swarmforge.ports import assign_ports, is_bound, project_identity
 from swarmforge.swarm import bootstrap, tagging
 from swarmforge.swarm.roster import RoleSpec, SwarmConfig
@@ -35,11 +35,13 @@ def plan(
     run_id: str,
     env: dict[str, dict[str, str]] | None = None,
     kept: dict[str, int] | None = None,
+    leased: frozenset[int] = frozenset(),
 ) -> list[RoleRecord]:
     """Every role's worktree, branch and port, deterministically; nothing is created.
 
     A branch keeps the port in `kept` (branch to port, from the run record), unless
-    another process holds it now; a port held by another process goes to no role.
+    another process holds it now; a port held by another process, or `leased` by the
+    roles of another host, goes to no role.
     """
     branches = {}
     for role in config.roles:
@@ -47,7 +49,10 @@ def plan(
             main_branch(root) if role.in_main_checkout else names.branch_name(run_id, role.worktree)
         )
     ports = assign_ports(
-        set(branches.values()), project_identity(root), kept=kept or {}, bound=is_bound
+        set(branches.values()),
+        project_identity(root),
+        kept=kept or {},
+        bound=lambda port: port in leased or is_bound(port),
     )
     return [
         RoleRecord(
@@ -103,8 +108,15 @@ def _bootstrap(root: str, run_id: str, role: RoleRecord, progress: Callable[[str
         progress(f"role {role.name} setup-failed: {failed.reason}; its agent is not started")
 
 
-def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> None:
-    """Write `.swarmforge/roles.tsv` for the helpers and the daemon."""
+def write_roles_tsv(
+    root: str, config: SwarmConfig, roles: list[RoleRecord], remote: dict[str, str] | None = None
+) -> None:
+    """Write `.swarmforge/roles.tsv` for the helpers and the daemon.
+
+    `remote`: the roles of `config` that other hosts run, by host. They are in roles.tsv
+    too, so that the helpers here accept them as recipients, with the worktree they
+    would have here; remote.tsv, written first, tells the daemon to send them their mail.
+    """
     specs = {s.name: s for s in config.roles}
     rows = [
         roletable.RoleEntry(
@@ -112,9 +124,29 @@ def write_roles_tsv(root: str, config: SwarmConfig, roles: list[RoleRecord]) -> 
         ).row()
         for r in roles
     ]
-    path = os.path.join(root, ROLES_TSV)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fsutil.atomic_write(path, "".join(rows).encode())
+    elsewhere = [specs[name] for name in specs if name in (remote or {})]
+    rows += [
+        roletable.RoleEntry(
+            [
+                spec.name,
+                spec.worktree,
+                spec.worktree_path(root),
+                spec.session_name,
+                _display(spec),
+                spec.agent,
+                spec.mode,
+            ]
+        ).row()
+        for spec in elsewhere
+    ]
+    os.makedirs(os.path.join(root, STATE_DIR), exist_ok=True)
+    remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
+    remote_path = os.path.join(root, REMOTE_TSV)
+    if remote_rows:
+        fsutil.atomic_write(remote_path, remote_rows.encode())
+    elif os.path.lexists(remote_path):
+        os.unlink(remote_path)
+    fsutil.atomic_write(os.path.join(root, ROLES_TSV), "".join(rows).encode())
 
 
 def _display(spec: RoleSpec) -> str:

@@ -19,7 +19,7 @@ from types import FrameType
 
 from swarmforge import fsutil, logfile, proc
 from swarmforge.errors import SwarmforgeError, shell_status
-from swarmforge.handoff.dispatcher import Waker
+from swarmforge.handoff.wakeups import Waker
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
 from swarmforge.swarm import (

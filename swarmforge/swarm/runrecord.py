@@ -42,7 +42,13 @@ class RunRecord(BaseModel):
     started_at: str
     runner_pid: int | None = None
     inhibitor_pid: int | None = None
-    roles: list[RoleRecord]
+    roles: list[RoleRecord]  # the roles this host runs
+    # With roles on several hosts ([transport] and `host` in swarmforge.toml): the name
+    # this host was started under (`up --host NAME`; None: the host of every role
+    # placed nowhere in particular), and every role another host runs, with that
+    # host's name ("" for the host that runs `up` without --host).
+    host: str | None = None
+    remote: dict[str, str] = {}
 
     def role(self, name: str) -> RoleRecord | None:
         """The record of role `name`."""
