@@ -73,6 +73,10 @@ def fetch(cwd: str, hub: str, commit: str) -> bool:
     """
     if full_id(cwd, commit) is not None:
         return True
+    if len(commit) == 40:  # the sender named the full id: fetch its ref straight away
+        wanted = ref(commit.lower())
+        if _git(cwd, "fetch", "--quiet", "--no-tags", hub, f"+{wanted}:{wanted}").ok:
+            return True
     listed = _git(cwd, "ls-remote", hub, f"{ref(commit.lower())}*")
     if not listed.ok:
         raise _failed("list the commits of", hub, listed)
