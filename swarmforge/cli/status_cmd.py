@@ -12,6 +12,7 @@ from swarmforge.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from swarmforge.swarm.bootstrap import SetupFailure
+    from swarmforge.swarm.hoststatus import CrossHost
     from swarmforge.swarm.portholders import PortHolder
     from swarmforge.swarm.state import Process
 
@@ -22,7 +23,7 @@ def show(ns: argparse.Namespace) -> int:
     from swarmforge.swarm.disk import readable
     from swarmforge.swarm.state import status
 
-    state = status(view_root(ns.project), sizes=True)
+    state = status(view_root(ns.project), sizes=True, hosts=True)
     if ns.json:
         print(json.dumps(state.as_json(), indent=2))
         return EXIT_OK
@@ -59,6 +60,9 @@ def show(ns: argparse.Namespace) -> int:
                 print(f"    {line}")
         for line in _process_lines(role.process):
             print(f"    {line}")
+    if state.cross is not None:
+        for line in cross_host_lines(state.cross):
+            print(f"  {line}")
     if state.tmux_socket:
         from swarmforge.swarm.attach import attach_command
 
@@ -67,6 +71,36 @@ def show(ns: argparse.Namespace) -> int:
     for ref in state.rescues:
         print(f"  rescued work: {ref}")
     return EXIT_OK
+
+
+def cross_host_lines(cross: CrossHost) -> list[str]:
+    """What status says of the other hosts' roles and of every host."""
+    from swarmforge.swarm.watchdata import duration
+
+    if cross.error is not None:
+        return [f"other hosts not shown: {cross.error}"]
+    lines = []
+    for role in cross.roles:
+        where = f"{role.role:12s} on {role.host}" + (f" port {role.port}" if role.port else "")
+        if not role.reachable:
+            seen = (
+                "never seen"
+                if role.beat_age_seconds is None
+                else (f"last beat {duration(role.beat_age_seconds)} ago")
+            )
+            lines.append(f"{where}  unreachable ({seen})")
+            continue
+        beat = f"beat {duration(role.beat_age_seconds)} ago"
+        lines.append(f"{where}  {role.state}  ({beat})  {role.branch}")
+    for host in cross.hosts:
+        this = " (this host)" if host.this else ""
+        if host.age_seconds is None:
+            said = "no beat sent yet" if host.this else "unreachable, never seen"
+        else:
+            state = "reachable" if host.reachable else "unreachable"
+            said = f"{state}, last beat {duration(host.age_seconds)} ago"
+        lines.append(f"host {host.host}{this}: {said}")
+    return lines
 
 
 def _held(port: int, holder: PortHolder) -> str:

@@ -373,5 +373,7 @@ def run_checks(
     checks += [check_daemon(root), *check_run(root), check_ports(root)]
     transport = check_transport(root, env)
     if transport is not None:
-        checks.append(transport)
+        from swarmforge.swarm.doctor_hosts import host_checks  # it imports this module
+
+        checks += [transport, *host_checks(root, env)]
     return checks

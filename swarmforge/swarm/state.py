@@ -15,6 +15,7 @@ from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.handoff.notify import project_socket
 from swarmforge.swarm import agentprobe, budget, disk, lifecycle, runrecord, tagging
 from swarmforge.swarm.bootstrap import SetupFailure, failure
+from swarmforge.swarm.hoststatus import CrossHost, cross_host
 from swarmforge.swarm.lifecycle import AgentLife
 from swarmforge.swarm.portholders import PortHolder, port_holders
 from swarmforge.swarm.runrecord import RoleRecord, RunRecord
@@ -147,6 +148,7 @@ class SwarmStatus:
     runner_pid: int | None = None
     tmux_socket: str | None = None
     budget: int | None = None  # the tokens every role together may spend in the run
+    cross: CrossHost | None = None  # with [transport]: the other hosts and their roles
 
     def as_json(self) -> dict[str, object]:
         """The shape `swarmforge status --json` prints."""
@@ -167,6 +169,8 @@ class SwarmStatus:
             "rescues": self.rescues,
             "budget": self.budget,
         }
+        if self.cross is not None:
+            self.cross.extend_json(shown, [role.as_json() for role in self.roles])
         return shown
 
 
@@ -326,18 +330,27 @@ def _names(directory: str) -> list[str]:
         return []
 
 
-def status(root: str, sizes: bool = False) -> SwarmStatus:
-    """The run's state and every role's; with `sizes`, each worktree's disk use too.
+def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
+    """The run's state and every role's; with `sizes`, each worktree's disk use too; with
+    `hosts` and `[transport]`, the roles of the swarm's other hosts.
 
-    Measuring a worktree reads every file's metadata (about 0.1 s for 20,000 files), too
-    slow for the live views, which call this every 2 s; `swarmforge status` asks for it.
+    Measuring a worktree reads every file's metadata (about 0.1 s for 20,000 files), and
+    asking the NATS server takes a round trip or a timeout: too slow for the live views,
+    which call this every 2 s; `swarmforge status` asks for both.
     """
     root = os.path.realpath(root)
     record = runrecord.load(root)
     daemon = handoffd.running_pid(Paths(root))
     if record is None:
         return SwarmStatus(
-            root, None, "none", daemon, [], rescues(root), budget=budgets(root).swarm
+            root,
+            None,
+            "none",
+            daemon,
+            [],
+            rescues(root),
+            budget=budgets(root).swarm,
+            cross=cross_host(root, None) if hosts else None,
         )
     now = time.time()
     stall_after = stall_seconds(root)
@@ -358,4 +371,5 @@ def status(root: str, sizes: bool = False) -> SwarmStatus:
         runner_pid=record.runner_pid,
         tmux_socket=project_socket(root) if record.backend == "tmux" else None,
         budget=limits.swarm,
+        cross=cross_host(root, record) if hosts else None,
     )

@@ -1,0 +1,273 @@
+"""Which hosts of a swarm are alive, and which ports they hold: heartbeats in a JetStream
+key-value bucket.
+
+Each host's delivery daemon puts a `HostBeat` every BEAT_EVERY seconds under the host's
+key in the project's bucket (history 1: only the last beat of each host is kept). A
+reader judges a host by the time the server stored its last beat, compared with the
+server's clock, never with the sender's: hosts whose clocks disagree still see each
+other's ages right. The reader learns the server's clock by storing a probe and reading
+back the time the server gave it (`server_clock`).
+
+A host that stopped beating keeps its last beat in the bucket and is shown as
+unreachable, with the time of that beat, for as long as the bucket lives: a host that
+went away is something to see, not to hide.
+"""
+
+from __future__ import annotations
+
+import datetime
+import socket
+import time
+from dataclasses import dataclass
+
+from nats.js import api
+from nats.js.errors import BucketNotFoundError
+from nats.js.kv import KeyValue
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from swarmforge.errors import CorruptFile
+from swarmforge.net.transport import REQUEST_TIMEOUT, Transport, TransportError, token
+
+BEAT_EVERY = 5.0  # seconds between two beats of a host's daemon
+REACHABLE_WITHIN = 15.0  # a host whose last beat is older than this is unreachable
+PRIMARY_KEY = "primary"  # the host that runs `up` without --host
+HOST_PREFIX = "host."
+PROBE_PREFIX = "probe."
+
+
+class RoleBeat(BaseModel):
+    """One role as its host reports it."""
+
+    model_config = ConfigDict(extra="ignore")  # a newer host may say more
+
+    name: str
+    branch: str
+    port: int
+    agent: str | None = None  # the agent's state (working, waiting, ...), if recorded
+    process: str | None = None  # running, exited or stopped, if recorded
+
+
+class HostBeat(BaseModel):
+    """What one host says of itself every few seconds."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    host: str  # its name on the wire: `up --host NAME`, or the machine's name
+    primary: bool  # the host that runs `up` without --host ("" in another's run record)
+    machine: str  # socket.gethostname()
+    pid: int | None  # its delivery daemon
+    sent_at: float  # the sender's wall clock, seconds since the epoch
+    run_id: str
+    run_state: str
+    roles: list[RoleBeat]
+
+    @property
+    def key(self) -> str:
+        """The key of this host in the bucket."""
+        return host_key(None if self.primary else self.host)
+
+
+@dataclass(frozen=True)
+class HostSeen:
+    """A host's last beat, as the server received it."""
+
+    beat: HostBeat
+    received_at: float  # the server's clock when it stored the beat (epoch seconds)
+    age: float  # seconds from then to now, by the server's clock
+    reachable: bool
+
+    @property
+    def skew(self) -> float:
+        """How far the sender's clock was behind the server's (plus the beat's travel time)."""
+        return self.received_at - self.beat.sent_at
+
+
+@dataclass(frozen=True)
+class ServerClock:
+    """The server's clock against ours: server time = local time + `offset`."""
+
+    offset: float
+    uncertainty: float  # half the round trip of the probe
+
+    def now(self, local: float | None = None) -> float:
+        """The server's time now (or at local time `local`)."""
+        return (time.time() if local is None else local) + self.offset
+
+
+def bucket_name(project: str) -> str:
+    """The project's bucket of heartbeats."""
+    return f"swarmforge-{project}-hosts"
+
+
+def host_key(host: str | None) -> str:
+    """The key of host `host` (None: the host that runs `up` without --host)."""
+    return PRIMARY_KEY if host is None else HOST_PREFIX + token(host)
+
+
+def wire_name(host: str | None) -> str:
+    """The name a host goes by: its --host name, or for the primary host its machine's."""
+    return socket.gethostname() if host is None else host
+
+
+# -- this host's beat -------------------------------------------------------------------
+
+
+def local_beat(root: str, pid: int | None = None) -> HostBeat | None:
+    """This host's beat, from the run record and the agents' life and state files; None
+    without a (readable) run record. `pid`: the daemon's, default the one in its pid file.
+
+    It reads files only (no git, no tmux): the daemon builds one every few seconds.
+    """
+    from swarmforge.handoff import handoffd
+    from swarmforge.handoff.dispatcher import Paths
+    from swarmforge.swarm import runrecord
+
+    try:
+        record = runrecord.load(root)
+    except CorruptFile:
+        return None  # the daemon and `status` name the damage
+    if record is None:
+        return None
+    return HostBeat(
+        host=wire_name(record.host),
+        primary=record.host is None,
+        machine=socket.gethostname(),
+        pid=handoffd.read_pid(Paths(root)) if pid is None else pid,
+        sent_at=time.time(),
+        run_id=record.run_id,
+        run_state=record.state,
+        roles=[
+            _role_beat(root, record.run_id, record.state, r.name, r.branch, r.port)
+            for r in record.roles
+        ],
+    )
+
+
+def _role_beat(root: str, run_id: str, state: str, name: str, branch: str, port: int) -> RoleBeat:
+    from swarmforge.swarm import agentstate, lifecycle
+
+    if state != "running":
+        return RoleBeat(name=name, branch=branch, port=port, process="stopped")
+    life = lifecycle.load(root, name, run_id)
+    judged = agentstate.load_record(root, name, run_id)
+    return RoleBeat(
+        name=name,
+        branch=branch,
+        port=port,
+        agent=judged.state if judged else None,
+        process=life.state if life else None,
+    )
+
+
+# -- the bucket -------------------------------------------------------------------------
+
+
+async def _bucket(transport: Transport) -> KeyValue:
+    """The project's bucket, made on first use."""
+    name = bucket_name(transport.project)
+    try:
+        return await transport.js.key_value(name)
+    except BucketNotFoundError:
+        config = api.KeyValueConfig(bucket=name, history=1, storage=api.StorageType.FILE)
+        return await transport.js.create_key_value(config)
+
+
+def beat(transport: Transport, sent: HostBeat) -> None:
+    """Put `sent` as its host's last beat; TransportError if the server does not take it."""
+
+    async def put() -> None:
+        kv = await _bucket(transport)
+        await kv.put(sent.key, sent.model_dump_json().encode())
+
+    transport.call(put(), f"send the heartbeat of {sent.host}")
+
+
+def server_clock(transport: Transport) -> ServerClock:
+    """Measure the server's clock: store a probe, read back when the server stored it."""
+    # One key per machine, overwritten (history 1): probes never make the bucket grow.
+    key = PROBE_PREFIX + token(socket.gethostname())
+
+    async def probe() -> tuple[float, float, datetime.datetime | None]:
+        kv = await _bucket(transport)
+        before = time.time()
+        seq = await kv.put(key, b"")
+        after = time.time()
+        stored = await transport.js.get_msg(f"KV_{bucket_name(transport.project)}", seq=seq)
+        return before, after, stored.time
+
+    before, after, stamp = transport.call(probe(), "read the server's clock")
+    if stamp is None:
+        raise TransportError("cannot read the server's clock: it gave no time for the probe")
+    middle = (before + after) / 2
+    return ServerClock(stamp.timestamp() - middle, (after - before) / 2)
+
+
+def hosts(
+    transport: Transport, within: float = REACHABLE_WITHIN, clock: ServerClock | None = None
+) -> list[HostSeen]:
+    """Every host that ever beat in this bucket, by name: reachable if its last beat is
+    younger than `within` seconds by the server's clock (`clock`: measured when None)."""
+    seen = clock or server_clock(transport)
+    now = seen.now()
+    found = []
+    for beat_, stored in transport.call(_last_beats(transport), "read the heartbeats"):
+        age = max(0.0, now - stored)
+        found.append(HostSeen(beat_, stored, age, age < within))
+    return sorted(found, key=lambda h: (not h.beat.primary, h.beat.host))
+
+
+async def _last_beats(transport: Transport) -> list[tuple[HostBeat, float]]:
+    """The last beat of each host and the server's time of it; unreadable ones skipped
+    (every host runs the same format; a newer one only adds fields, which are ignored)."""
+    kv = await _bucket(transport)
+    found = []
+    for entry in await _drain(await kv.watchall(ignore_deletes=True)):
+        if entry.key.startswith(PROBE_PREFIX):
+            continue
+        try:
+            parsed = HostBeat.model_validate_json(entry.value or b"")
+        except ValidationError:
+            continue
+        stored = _epoch(entry.created)
+        if stored is not None:
+            found.append((parsed, stored))
+    return found
+
+
+async def _drain(watcher: KeyValue.KeyWatcher) -> list[KeyValue.Entry]:
+    """The entries a new watcher holds now (it marks their end with None)."""
+    entries = []
+    try:
+        while True:
+            # nats-py leaves the watcher untyped.
+            entry = await watcher.updates(timeout=REQUEST_TIMEOUT)  # type: ignore[no-untyped-call]
+            if entry is None:
+                break
+            entries.append(entry)
+    finally:
+        await watcher.stop()  # type: ignore[no-untyped-call]
+    return entries
+
+
+def _epoch(created: object) -> float | None:
+    """The server's time of a watched entry (nats-py gives a datetime, typed as an int)."""
+    return created.timestamp() if isinstance(created, datetime.datetime) else None
+
+
+def leased_ports(
+    transport: Transport, except_host: str | None, within: float = REACHABLE_WITHIN
+) -> set[int]:
+    """The ports the roles of live hosts other than `except_host` hold (None: the host
+    that runs `up` without --host): a host starting roles picks other ones."""
+    mine = host_key(except_host)
+    return {
+        role.port
+        for seen in hosts(transport, within)
+        if seen.reachable and seen.beat.key != mine
+        for role in seen.beat.roles
+    }
+
+
+def role_state(role: RoleBeat) -> str:
+    """A role's state in one word: its agent's, else its process's."""
+    return role.agent or role.process or "unknown"
