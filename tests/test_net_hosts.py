@@ -319,8 +319,65 @@ def test_status_json_of_a_host_lists_the_roles_of_the_other(hosts: tuple[Path, P
     assert sf("up", "--backend", "headless", cwd=first).returncode == 0
     assert sf("up", "--backend", "headless", "--host", "box-b", cwd=box_b).returncode == 0
 
-    def both_seen() -> bool:
-        state = json.loads(sf("status", "--json", cwd=first).stdout)
-        return {r["role"] for r in state["roles"]} >= {"coder", "cleaner"}
+    def seen_from(root: Path, role: str) -> dict[str, object] | None:
+        state = json.loads(sf("status", "--json", cwd=root).stdout)
+        found = [r for r in state["roles"] if r["role"] == role and r.get("reachable")]
+        return found[0] if found else None
 
-    retry_until(both_seen, timeout=30)
+    retry_until(lambda: seen_from(first, "cleaner") is not None, timeout=30)
+    retry_until(lambda: seen_from(box_b, "coder") is not None, timeout=30)
+    cleaner, record_b = seen_from(first, "cleaner"), runrecord.load(str(box_b))
+    assert cleaner is not None and record_b is not None
+    assert (cleaner["host"], cleaner["port"]) == ("box-b", record_b.roles[0].port)
+    text = sf("status", cwd=first).stdout
+    assert "box-b" in text and "cleaner" in text
+
+
+# -- without a way across ---------------------------------------------------------------
+
+
+def stranded_project(repo: Path, toml: str) -> Project:
+    """qa here, cleaner on box-b (remote.tsv), coder sending to both."""
+    project = Project(repo, {"coder": "task", "qa": "task"})
+    with open(repo / ".swarmforge" / "roles.tsv", "a") as f:
+        f.write(
+            f"cleaner\tcleaner\t{repo}/.worktrees/cleaner\tswarmforge-cleaner\tC\tcodex\ttask\n"
+        )
+    (repo / ".swarmforge" / "remote.tsv").write_text("cleaner\tbox-b\n")
+    (repo / "swarmforge").mkdir(exist_ok=True)
+    (repo / "swarmforge" / "swarmforge.toml").write_text(toml)
+    return project
+
+
+def daemon_once(repo: Path, prelude: str = "") -> None:
+    code = (
+        f"{prelude}import sys; from swarmforge.cli import main; "
+        f"sys.exit(main(['daemon', 'run', '--project', {str(repo)!r}, '--once', "
+        "'--notify', 'none']))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_mail_for_another_host_waits_in_the_outbox_without_a_transport(repo: Path) -> None:
+    project = stranded_project(repo, "")
+    queued = queue_note(project, "coder", "qa,cleaner")
+    daemon_once(repo)
+    name = os.path.basename(queued)
+    assert project.names("qa", Box.NEW) == [name]  # the copy for this host is made
+    assert name in project.names("coder", Box.OUTBOX)  # the original waits
+    assert not (repo / ".worktrees" / "cleaner").exists()  # nothing made for box-b's role
+    log = (repo / ".swarmforge" / "daemon" / "handoffd.log").read_text()
+    assert "cleaner run on another host and no [transport] is set" in log
+
+
+def test_a_transport_without_nats_py_is_one_clear_line_and_local_mail_still_flows(
+    repo: Path,
+) -> None:
+    project = stranded_project(repo, '[transport]\nurl = "nats://127.0.0.1:1"\nproject = "p"\n')
+    queued = queue_note(project, "coder", "qa,cleaner")
+    daemon_once(repo, "import sys; sys.modules['nats'] = None; ")
+    name = os.path.basename(queued)
+    assert project.names("qa", Box.NEW) == [name]
+    assert name in project.names("coder", Box.OUTBOX)
+    log = (repo / ".swarmforge" / "daemon" / "handoffd.log").read_text()
+    assert "[transport] is set but nats-py is missing" in log

@@ -20,7 +20,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
 from swarmforge.handoff import handoffd, notify
-from swarmforge.layout import ROLES_TSV, RUNNER_LOCK, RUNNER_PID
+from swarmforge.layout import REMOTE_TSV, ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.ports import port_for, project_identity
 from swarmforge.swarm import bootstrap, hosts, placement, ramp, roles, runrecord, shims, tagging
@@ -296,9 +296,9 @@ def _purge(
             )
             progress(f"removed worktree {role.worktree}{saved}")
     runrecord.remove(root)
-    roles_tsv = os.path.join(root, ROLES_TSV)
-    if os.path.exists(roles_tsv):
-        os.unlink(roles_tsv)
+    for table in (REMOTE_TSV, ROLES_TSV):
+        if os.path.exists(os.path.join(root, table)):
+            os.unlink(os.path.join(root, table))
     return removed, rescued
 
 
