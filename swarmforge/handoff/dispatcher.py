@@ -300,7 +300,7 @@ class Dispatcher:
         self.events.emit_many(
             (
                 "handoff-sent",
-                {"name": outcome.name, **sender, "to": role, "host": self.remote.get(role)},
+                {"name": outcome.name, **sender, "to": role, "host": self.remote.get(role) or None},
             )
             for role in outcome.published
         )
