@@ -49,6 +49,9 @@ ACK_WAIT = 30.0  # seconds an unacknowledged message waits before it is delivere
 CONNECT_TIMEOUT = 3.0
 REQUEST_TIMEOUT = 5.0
 MSG_ID_HEADER = "Nats-Msg-Id"
+# One durable consumer per role: set explicitly, since a stream that sets none (or -1)
+# gets the server's default of 1,000 (see docs/scale.md).
+MAX_CONSUMERS = 10_000
 PLAIN_TOKEN = re.compile(r"[A-Za-z0-9-]+")
 
 
@@ -100,6 +103,7 @@ def stream_config(project: str) -> api.StreamConfig:
         retention=api.RetentionPolicy.WORK_QUEUE,
         storage=api.StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW,
+        max_consumers=MAX_CONSUMERS,
     )
 
 
@@ -107,7 +111,7 @@ def config_problems(found: api.StreamConfig, project: str) -> list[str]:
     """How the stream's configuration differs from the one expected (empty if it does not)."""
     want = stream_config(project)
     problems = []
-    for field in ("subjects", "retention", "storage", "duplicate_window"):
+    for field in ("subjects", "retention", "storage", "duplicate_window", "max_consumers"):
         have, expected = getattr(found, field), getattr(want, field)
         if have != expected:
             problems.append(f"{field} is {have}, expected {expected}")
