@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
+
+from swarmforge.handoff import gate
+from swarmforge.handoff.draft import Draft
+from swarmforge.handoff.mailbox import Box, Mailbox
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -22,3 +28,41 @@ def git(cwd: Path | str, *args: str) -> str:
         ["git", "-C", str(cwd), *args], env=GIT_ENV, check=True, capture_output=True, text=True
     )
     return result.stdout.strip()
+
+
+def commit(tree: Path, path: str, text: str) -> str:
+    """Commit `path` holding `text`; the commit's 10-character abbreviation."""
+    (tree / path).write_text(text)
+    git(tree, "add", path)
+    git(tree, "commit", "-q", "-m", f"change {path}")
+    return git(tree, "rev-parse", "--short=10", "HEAD")
+
+
+def queue(sender: Path, draft: Draft, seq: int) -> tuple[str, str]:
+    """Write a handoff under outbox/tmp/ as the gate does; (temporary path, final path)."""
+    box = Mailbox(str(sender))
+    name, handoff = gate.build(draft, sender.name, f"{seq:06d}", time.time())
+    box.ensure(Box.OUTBOX_TMP)
+    tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(handoff.render())
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp, box.path(Box.OUTBOX, name)
+
+
+def delivered(
+    sender: Path, recipient: Path, draft: Draft, seq: int, timeout: float = 30.0
+) -> tuple[float, str]:
+    """Seconds from the rename into the sender's outbox to the copy in the recipient's
+    inbox/new/ (the daemons running); the copy's path."""
+    tmp, final = queue(sender, draft, seq)
+    copy = os.path.join(Mailbox(str(recipient)).path(Box.NEW), os.path.basename(final))
+    start = time.perf_counter()
+    os.rename(tmp, final)
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(copy):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"not delivered within {timeout:g} s: {final}")
+        time.sleep(0.0001)
+    return time.perf_counter() - start, copy

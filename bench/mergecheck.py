@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import commit, git  # bench/ is the script's directory, first on sys.path
+from _common import delivered as timed
 
 from swarmforge.git import mergecheck
-from swarmforge.handoff import gate, handoffd, message
+from swarmforge.handoff import handoffd, message
 from swarmforge.handoff.draft import Draft
-from swarmforge.handoff.mailbox import Box, Mailbox
 
 ROLES = ("coder", "hardener", "qa")  # coder's commits merge into qa cleanly, hardener's do not
 PER_DIR = 100
@@ -59,40 +58,10 @@ def make_project(root: Path, files: int) -> dict[str, Path]:
     return trees
 
 
-def commit(tree: Path, path: str, text: str) -> str:
-    """Commit `path` holding `text`; the commit's 10-character abbreviation."""
-    (tree / path).write_text(text)
-    git(tree, "add", path)
-    git(tree, "commit", "-q", "-m", f"change {path}")
-    return git(tree, "rev-parse", "--short=10", "HEAD")
-
-
-def queue(sender: Path, draft: Draft, seq: int) -> tuple[str, str]:
-    """Write a handoff under outbox/tmp/ as the gate does; (temporary path, final path)."""
-    box = Mailbox(str(sender))
-    name, handoff = gate.build(draft, sender.name, f"{seq:06d}", time.time())
-    box.ensure(Box.OUTBOX_TMP)
-    tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(handoff.render())
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp, box.path(Box.OUTBOX, name)
-
-
 def delivered(sender: Path, recipient: Path, draft: Draft, seq: int) -> tuple[float, str]:
     """Seconds from the rename into the outbox to the copy in the inbox; the copy's result."""
-    tmp, final = queue(sender, draft, seq)
-    copy = os.path.join(Mailbox(str(recipient)).path(Box.NEW), os.path.basename(final))
-    start = time.perf_counter()
-    os.rename(tmp, final)
-    deadline = time.monotonic() + 30
-    while not os.path.exists(copy):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"not delivered within 30 s: {final}")
-        time.sleep(0.0001)
-    elapsed = time.perf_counter() - start
-    return elapsed, message.read(copy).get("merge_check") or "none"
+    seconds, copy = timed(sender, recipient, draft, seq)
+    return seconds, message.read(copy).get("merge_check") or "none"
 
 
 def check_alone(trees: dict[str, Path], abbrev: str) -> float:

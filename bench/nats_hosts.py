@@ -28,11 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import commit, delivered, git  # bench/ is the script's directory, first on sys.path
 
-from swarmforge.handoff import gate, handoffd
+from swarmforge.handoff import handoffd
 from swarmforge.handoff.draft import Draft
-from swarmforge.handoff.mailbox import Box, Mailbox
 
 
 def nats_server(store: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -84,39 +83,11 @@ def project(root: Path, local: list[str], remote: dict[str, str], toml: str) -> 
     return trees
 
 
-def queue(sender: Path, seq: int, commit: str = "") -> tuple[str, str]:
-    """A handoff to qa under outbox/tmp/, as the gate writes it; (temporary, final) path."""
+def one(sender: Path, receiver: Path, seq: int, commit: str = "") -> float:
+    """Seconds from the gate's rename to the copy in qa's inbox/new/."""
     kind = "git_handoff" if commit else "note"
     draft = Draft(kind, ["qa"], "50", task="bench" if commit else "", commit=commit, message="m")
-    name, handoff = gate.build(draft, "coder", f"{seq:06d}", time.time())
-    box = Mailbox(str(sender))
-    box.ensure(Box.OUTBOX_TMP)
-    tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(handoff.render())
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp, box.path(Box.OUTBOX, name)
-
-
-def one(sender: Path, receiver: Path, seq: int, commit: str = "") -> float:
-    tmp, final = queue(sender, seq, commit)
-    copy = os.path.join(Mailbox(str(receiver)).path(Box.NEW), os.path.basename(final))
-    start = time.perf_counter()
-    os.rename(tmp, final)
-    deadline = time.monotonic() + 60
-    while not os.path.exists(copy):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"not delivered within 60 s: {copy}")
-        time.sleep(0.0002)
-    return time.perf_counter() - start
-
-
-def commit_in(tree: Path, seq: int) -> str:
-    (tree / "work.txt").write_text(f"{seq}\n")
-    git(tree, "add", "work.txt")
-    git(tree, "commit", "-q", "-m", f"work {seq}")
-    return git(tree, "rev-parse", "--short=10", "HEAD")
+    return delivered(sender, receiver, draft, seq, timeout=60)[0]
 
 
 def stats(samples: list[float]) -> dict[str, float]:
@@ -160,9 +131,11 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, object]:
         for i in range(args.git):
             seq = args.handoffs + 1 + i
             commits["local"].append(
-                one(local["coder"], local["qa"], seq, commit_in(local["coder"], seq))
+                one(
+                    local["coder"], local["qa"], seq, commit(local["coder"], "work.txt", f"{seq}\n")
+                )
             )
-            made = commit_in(host_a["coder"], seq)
+            made = commit(host_a["coder"], "work.txt", f"{seq}\n")
             commits["cross"].append(one(host_a["coder"], host_b["qa"], seq, made))
     finally:
         for root in roots.values():
