@@ -69,6 +69,9 @@ def build() -> argparse.ArgumentParser:
     from swarmforge.cli import repair_cmd
 
     repair_cmd.add(sub)
+    from swarmforge.cli import worker_cmd
+
+    worker_cmd.add(sub)
     return parser
 
 

@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from swarmforge.run.remote import Workers
+
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the planned-run subcommands."""
@@ -26,6 +28,18 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("spec", help="the run spec (.json or .toml)")
     run.add_argument(
         "--max-concurrency", type=int, metavar="N", help="override the spec's maxConcurrency"
+    )
+    run.add_argument(
+        "--workers",
+        action="store_true",
+        help="send the command tasks to `swarmforge worker`s through the project's [transport]",
+    )
+    run.add_argument(
+        "--ack-wait",
+        type=float,
+        metavar="SECONDS",
+        help="with --workers: how long a worker may stay silent before its task goes to "
+        "another (default 30)",
     )
     _common(run)
     run.set_defaults(handler=_run)
@@ -86,11 +100,17 @@ def _run(ns: argparse.Namespace) -> int:
     if ns.max_concurrency is not None and ns.max_concurrency < 1:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
     spec = load_spec(ns.spec)
+    root = _root(ns)
+    workers = _workers(root, ns.ack_wait) if ns.workers else None
+    if ns.ack_wait is not None and workers is None:
+        raise SwarmforgeError("--ack-wait goes with --workers.")
     say = (lambda m: None) if ns.json else (lambda m: print(m, file=sys.stderr, flush=True))
     # SIGTERM unwinds the run as Ctrl-C does: the commands it started are killed, the
     # journal is synced and closed, and what was running runs again on the next resume.
     unwind_on_sigterm()
-    result = Orchestrator(_root(ns), spec, max_concurrency=ns.max_concurrency, progress=say).run()
+    result = Orchestrator(
+        root, spec, max_concurrency=ns.max_concurrency, progress=say, workers=workers
+    ).run()
     if ns.json:
         print(json.dumps(result.as_json(), indent=2))
     else:
@@ -103,6 +123,24 @@ def _run(ns: argparse.Namespace) -> int:
         for task in result.waiting:
             print(f"  waiting for parked subtasks: {task}")
     return EXIT_OK if result.ok else EXIT_FAILURE
+
+
+def _workers(root: str, ack_wait: float | None) -> Workers:
+    """How the run reaches its workers: the project's [transport]."""
+    from swarmforge.run.remote import Workers
+    from swarmforge.swarm.settings import load_settings, settings_path
+
+    transport = load_settings(root).transport
+    if transport is None:
+        raise SwarmforgeError(
+            f"--workers needs a [transport] table (url, hub) in {settings_path(root)}: "
+            "the NATS server and the git hub the workers share."
+        )
+    if ack_wait is None:
+        return Workers(transport)
+    if not 1 <= ack_wait <= 3600:
+        raise SwarmforgeError(f"--ack-wait must be 1 to 3600 seconds, not {ack_wait:g}.")
+    return Workers(transport, ack_wait)
 
 
 def _find_run(root: str, wanted: str) -> str:

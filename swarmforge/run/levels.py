@@ -64,6 +64,14 @@ class Level:
             # Only a hand-edited checkpoint or journal can contradict the spec like this.
             raise CorruptFile(checkpoint, None, f"{exc} (with {events})") from None
 
+    def decide(self, task_id: str, verdict: str) -> tuple[str, str]:
+        """Carry out a person's verdict on parked task `task_id`; its new status and why."""
+        if verdict == "rejected":
+            self.graph.reject(task_id)
+            return "failed", "rejected"
+        self.graph.approve(task_id)
+        return self.graph.status(task_id), "approved"
+
     def start(self, task_id: str) -> None:
         """Mark a task running."""
         self.graph.start(task_id)

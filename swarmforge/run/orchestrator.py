@@ -20,22 +20,24 @@ import os
 import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.ports import assign_ports, project_identity
 from swarmforge.run import external, overview, parking, reattach, report, roletask, worker
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
-from swarmforge.run.launcher import Launcher, must_wait, preflight, role_text
+from swarmforge.run.launcher import Launcher, must_wait, preflight, remote_for, role_text
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
 from swarmforge.run.summary import RunSummary, summary
+
+if TYPE_CHECKING:
+    from swarmforge.run.remote import Remote, Workers
 
 POLL = 0.05
 Progress = Callable[[str], None]
@@ -57,8 +59,10 @@ class Orchestrator:
         *,
         max_concurrency: int | None = None,
         progress: Progress | None = None,
+        workers: Workers | None = None,
     ) -> None:
         self.root = os.path.realpath(root)
+        self.workers = workers  # command tasks go to workers on other hosts (remote.py)
         self.spec = spec
         self.run_id = run_id(spec)
         self.dir = os.path.join(runs_dir(self.root), self.run_id)
@@ -73,11 +77,6 @@ class Orchestrator:
         self.children: dict[str, Level] = {}
         # Claimed tasks waiting for the journal to be durable up to a seq before they start.
         self.held: list[tuple[int, Flight]] = []
-        self.env = {**os.environ, "SWARMFORGE_RUN_ID": self.run_id, "SWARMFORGE_PROJECT": self.root}
-        self.ports = assign_ports(
-            (f"swarm/{self.run_id}/{t.id}" for t in self._all() if t.isolate),
-            project_identity(self.root),
-        )
         # What `run` finds and opens under the run's lock.
         self.resumed: dict[str, str] = {}  # every task's status as the journal left it
         self.reported: set[str] = set()  # tasks with a report from an earlier life of the run
@@ -86,6 +85,7 @@ class Orchestrator:
         self._spawner: Spawner | None = None
         self._launcher: Launcher | None = None
         self._recorder: Recorder | None = None
+        self._remote: Remote | None = None
 
     @property
     def journal(self) -> jr.Journal:
@@ -114,8 +114,6 @@ class Orchestrator:
 
     def _all(self) -> list[Task]:
         return [task for _, task, _ in flatten(self.spec)]
-
-    # -- checks before anything is journaled -------------------------------------------------
 
     # -- journal ------------------------------------------------------------------------------
 
@@ -178,19 +176,15 @@ class Orchestrator:
         """Let run the parked tasks a human approved since, and fail the rejected ones."""
         approved, rejected = parking.approved(self.dir), parking.rejected(self.dir)
         for decision in parking.decisions(level.graph.statuses(), approved, rejected):
-            task_id = decision.task_id
-            if decision.verdict == "rejected":
-                level.graph.reject(task_id)
-                self.state(task_id, "failed", reason="rejected")
-            else:
-                level.graph.approve(task_id)
-                self.state(task_id, level.graph.status(task_id), reason="approved")
+            status, reason = level.decide(decision.task_id, decision.verdict)
+            self.state(decision.task_id, status, reason=reason)
 
     def _reattach(self, level: Level) -> None:
         """Tasks journaled running whose worker is gone: wait for their worker, or run again."""
         for task_id in level.graph.demote_running():
             task = level.tasks[task_id]
-            match reattach.orphan(task, self.journal.events, self.reports, self.root):
+            remote = self.workers is not None
+            match reattach.orphan(task, self.journal.events, self.reports, self.root, remote):
                 case reattach.Rejoin() as rejoin:
                     self._rejoin(level, task, rejoin)
                 case reattach.Rerun():
@@ -204,6 +198,8 @@ class Orchestrator:
             level, task.id, rejoin.kind, rejoin.pid, rejoin.handoff, rejoin.role, launched=True
         )
         self.fly(flight)
+        if rejoin.kind == "remote":
+            self.launcher.rejoin(flight, rejoin.attempt)
         if rejoin.outcome is not None:
             self.done.put(Ended(flight, rejoin.outcome))
         if rejoin.kind == "background":
@@ -223,8 +219,9 @@ class Orchestrator:
             self.state(task_id, "running", reason=f"handoff:{name}")
             self.fly(Flight(level, task_id, "role", handoff=name, role=task.role))
         else:
-            self.state(task_id, "running")
-            self.fly(Flight(level, task_id, "background" if task.background else "pool"))
+            flight = Flight(level, task_id, self.launcher.kind(task))
+            self.state(task_id, "running", reason=self.launcher.attempt(flight))
+            self.fly(flight)
 
     def fly(self, flight: Flight) -> None:
         """Wait for the end of a claimed task."""
@@ -347,6 +344,9 @@ class Orchestrator:
                 with (
                     Spawner() as self._spawner,
                     Committer(self.journal, self._durable) as self._committer,
+                    remote_for(
+                        self.root, self.run_id, self.workers, self.journal.events, self.progress
+                    ) as self._remote,
                 ):
                     self._recorder = Recorder(
                         self.dir,
@@ -373,14 +373,14 @@ class Orchestrator:
             self._launcher = Launcher(
                 self.root,
                 self.run_id,
-                env=self.env,
+                tasks=self._all(),
                 reports=self.reports,
-                ports=self.ports,
                 reported=self.reported,
                 spawner=self.spawner,
                 pool=pool,
                 done=self.done,
                 record=self.record,
+                remote=self._remote,
             )
             self.level(list(self.spec.tasks), 1, None)
             self.recorder.flush()

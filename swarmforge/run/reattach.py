@@ -1,6 +1,7 @@
 """Resume: what becomes of a task the journal says was running when the orchestrator died.
 
-Command and lead tasks run again (at-least-once). A background worker outlives
+Command and lead tasks run again (at-least-once), except one given to a worker on
+another host, whose attempt is waited for again (remote.py). A background worker outlives
 the orchestrator and is found again through its report file or its live pid;
 a role task through the handoff it was given (delivered again if it was lost).
 This module only looks; the orchestrator carries out what it decides.
@@ -29,17 +30,23 @@ class Rejoin:
     """Wait for the orphan's worker again instead of starting a second one."""
 
     task_id: str
-    kind: Literal["background", "role"]
+    kind: Literal["background", "role", "remote"]
     pid: int | None = None
     outcome: worker.Outcome | None = None  # a background worker that ended unwatched
     role: str | None = None
     handoff: str | None = None
     redeliver: bool = False  # the role's handoff is gone: deliver it again first
+    attempt: int | None = None  # the attempt a worker on another host was given
 
 
-def orphan(task: Task, events: Sequence[Event], reports: str, root: str) -> Rerun | Rejoin:
-    """What to do with `task`, journaled running (per `events`) when its orchestrator died."""
+def orphan(
+    task: Task, events: Sequence[Event], reports: str, root: str, remote: bool = False
+) -> Rerun | Rejoin:
+    """What to do with `task`, journaled running (per `events`) when its orchestrator died;
+    `remote`: command tasks go to workers on other hosts in this life of the run."""
     found = None
+    if remote and task.command is not None and not task.background:
+        found = _remote(task.id, events)
     if task.background:
         found = _background(task.id, events, reports)
     if found is None and task.role:
@@ -66,6 +73,14 @@ def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin |
     if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
         return None
     return Rejoin(task_id, "background", pid=pid if isinstance(pid, int) else None, outcome=outcome)
+
+
+def _remote(task_id: str, events: Sequence[Event]) -> Rejoin | None:
+    """Waited for again if its last claim gave it to a worker (which may still run it)."""
+    from swarmforge.run.remote import running_attempt
+
+    attempt = running_attempt(events, task_id)
+    return None if attempt is None else Rejoin(task_id, "remote", attempt=attempt)
 
 
 def _role(task_id: str, role: str, events: Sequence[Event], root: str) -> Rejoin | None:

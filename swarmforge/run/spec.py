@@ -19,7 +19,9 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import ErrorDetails
@@ -33,9 +35,12 @@ ITEM = "{{item}}"
 MAX_ID = 64
 MAX_ITEMS = 128
 MAX_CONCURRENCY = 256
+MAX_LABELS = 16
 
 _T = TypeVar("_T")
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+# A label becomes part of a NATS subject and consumer name (swarmforge/net/tasks.py).
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}\Z")
 _FILLED = frozenset({"id", "command", "dependsOn", "role", "metadata"})
 # strict: a spec says `true` and `4`, never `"yes"` or `"4"`; forbid: a typo is an error.
 _STRICT = ConfigDict(strict=True, extra="forbid")
@@ -76,6 +81,25 @@ def _metadata_problem(metadata: dict[str, Any]) -> str | None:
     return None
 
 
+def label_problem(label: str) -> str | None:
+    """Why `label` cannot be a label a task requires of its worker."""
+    if not LABEL.match(label):
+        return (
+            f"invalid label '{label}': use one word of 1 to 32 letters, digits or '-', "
+            "not starting with '-'"
+        )
+    return None
+
+
+def _labels_problem(labels: list[str]) -> str | None:
+    for label in labels:
+        found = label_problem(label)
+        if found:
+            return found
+    twice = sorted(label for label in set(labels) if labels.count(label) > 1)
+    return f"label '{twice[0]}' is listed twice" if twice else None
+
+
 def _no_shell(value: Any) -> Any:
     if isinstance(value, str):
         raise ValueError('a command is an argv list such as ["make", "test"], not a shell string')
@@ -98,6 +122,10 @@ Command = Annotated[list[str], BeforeValidator(_no_shell), _refuse(_command_prob
 DependsOn = Annotated[list[str], _refuse(_depends_problem), AfterValidator(sorted)]
 Metadata = Annotated[dict[str, Any], _refuse(_metadata_problem)]
 RoleName = Annotated[str, _refuse(role_name_problem)]
+# Like dependsOn, a set: sorted so that the canonical form stays canonical.
+Labels = Annotated[
+    list[str], Field(max_length=MAX_LABELS), _refuse(_labels_problem), AfterValidator(sorted)
+]
 Goal = Annotated[str, _refuse(lambda goal: None if goal.strip() else "a run needs a goal")]
 
 
@@ -115,6 +143,16 @@ class _Fields(BaseModel):
     irreversible: bool = False
     metadata: Metadata = Field(default_factory=dict)
     role: RoleName | None = None
+    labels: Labels = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_no_labels(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Labels came later than the other fields: a task without any is written as it
+        # was before them, so the run id of every earlier spec stays the same.
+        data: dict[str, Any] = handler(self)
+        if not data.get("labels"):
+            data.pop("labels", None)
+        return data
 
     def _check_action(self, *, lead: bool) -> None:
         if lead and (self.command is not None or self.role is not None):
@@ -125,6 +163,9 @@ class _Fields(BaseModel):
             raise ValueError(f"task '{self.id}' needs exactly one of command or role")
         if self.background and self.command is None:
             raise ValueError(f"background task '{self.id}' needs a command")
+        if self.labels and (self.command is None or self.background):
+            # Only a plain command goes to a worker on another host (`run --workers`).
+            raise ValueError(f"task '{self.id}' has labels: only a plain command task can")
         if self.background and self.isolate:
             # A detached process outlives the task, and so would outlive its worktree.
             raise ValueError(f"background task '{self.id}' cannot be isolated")

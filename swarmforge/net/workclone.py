@@ -1,0 +1,147 @@
+"""A planned-run worker's own clone of the hub, and the checkouts its tasks run in.
+
+The worker never touches any repository but its clone (`<dir>/clone`), made on
+first use. Before a task it fetches the run's base commit from the hub, unless it
+has it already (`refs/swarmforge/runs/<runId>/base`, where the orchestrator pushed
+it). An isolated task runs in a fresh worktree of the clone on branch
+`swarm/<runId>/<taskId>` at the base (git/isolation.py, as on the orchestrator's
+host); afterwards the branch is pushed to the hub, and uncommitted work to
+`refs/swarmforge/rescue/<runId>/<taskId>`. The other tasks of a run share one
+detached scratch worktree at the base (`<dir>/scratch/<runId>`), as local ones share
+the project's checkout; those are removed when the worker stops or starts.
+
+Everything goes through the git CLI (git/command.py), and to the hub by its URL:
+the clone has no remote configured.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.git import repo
+from swarmforge.git.command import GitFailed, git, run
+from swarmforge.git.isolation import Isolation, isolated, worktree_name
+from swarmforge.git.names import branch_name, rescue_ref
+from swarmforge.git.rescue import snapshot
+from swarmforge.git.worktrees import remove
+
+
+def base_ref(run_id: str) -> str:
+    """Where the orchestrator puts the base commit of run `run_id` on the hub."""
+    return f"refs/swarmforge/runs/{run_id}/base"
+
+
+def _last_line(exc: GitFailed) -> str:
+    return exc.message.rstrip(".")
+
+
+class Clone:
+    """The worker's clone of `hub` under `directory`."""
+
+    def __init__(self, directory: str, hub: str) -> None:
+        self.dir = os.path.abspath(directory)
+        self.hub = hub
+        self.path = os.path.join(self.dir, "clone")
+        self.scratch_dir = os.path.join(self.dir, "scratch")
+
+    def check_hub(self) -> None:
+        """SwarmforgeError in one line when the hub cannot be read from here."""
+        found = run(self.dir, "ls-remote", "--heads", self.hub)
+        if not found.ok:
+            lines = found.stderr.decode(errors="replace").strip().splitlines()
+            said = f": {lines[-1]}" if lines else ""
+            raise SwarmforgeError(f"cannot reach the hub {self.hub}{said}")
+
+    def ensure(self) -> None:
+        """Make the clone if it does not exist yet, and clear what a killed worker left."""
+        os.makedirs(self.dir, exist_ok=True)
+        if not os.path.isdir(os.path.join(self.path, ".git")):
+            shutil.rmtree(self.path, ignore_errors=True)  # a half-made one
+            git(self.dir, "init", "--quiet", self.path)
+        self.clear_scratch()
+
+    def fetch_base(self, run_id: str, commit: str) -> None:
+        """Have `commit` (run `run_id`'s base) in the clone, fetched from the hub if missing."""
+        if repo.commit_of(self.path, commit) is None:
+            ref = base_ref(run_id)
+            try:
+                git(self.path, "fetch", "--quiet", "--no-tags", self.hub, f"+{ref}:{ref}")
+            except GitFailed as exc:
+                raise SwarmforgeError(
+                    f"cannot fetch {ref} from the hub: {_last_line(exc)}"
+                ) from None
+            if repo.commit_of(self.path, commit) is None:
+                # The ref moved on (the run was resumed from another commit): ask for the commit.
+                run(self.path, "fetch", "--quiet", "--no-tags", self.hub, commit)
+            if repo.commit_of(self.path, commit) is None:
+                raise SwarmforgeError(f"the hub has no commit {commit}")
+        if repo.open_checkout(self.path) is None or repo.commit_of(self.path, "HEAD") is None:
+            # Worktrees need a main checkout with a commit: the first base will do.
+            git(self.path, "checkout", "--quiet", "--detach", commit)
+
+    # -- scratch checkouts ------------------------------------------------------------------
+
+    def scratch(self, run_id: str, commit: str) -> str:
+        """The scratch worktree of run `run_id` at `commit` (made, or remade at a new base)."""
+        path = os.path.join(self.scratch_dir, run_id)
+        if os.path.isdir(path):
+            if repo.commit_of(path, "HEAD") == commit:
+                return path
+            self._drop_scratch(path)
+        os.makedirs(self.scratch_dir, exist_ok=True)
+        git(self.path, "worktree", "add", "--quiet", "--force", "--detach", path, commit)
+        return path
+
+    def clear_scratch(self) -> None:
+        """Remove every scratch worktree."""
+        if os.path.isdir(self.scratch_dir):
+            for name in sorted(os.listdir(self.scratch_dir)):
+                self._drop_scratch(os.path.join(self.scratch_dir, name))
+        if os.path.isdir(os.path.join(self.path, ".git")):
+            run(self.path, "worktree", "prune")
+
+    def _drop_scratch(self, path: str) -> None:
+        if run(self.path, "worktree", "remove", "--force", "--force", path).ok:
+            return
+        shutil.rmtree(path, ignore_errors=True)  # not (or no longer) a registered worktree
+        run(self.path, "worktree", "prune")
+
+    # -- isolated checkouts -----------------------------------------------------------------
+
+    @contextmanager
+    def isolated(
+        self, run_id: str, task_id: str, commit: str, port: int | None
+    ) -> Iterator[Isolation]:
+        """A fresh worktree of the task on its branch at `commit`, removed afterwards."""
+        # What an earlier run of the same task here left (a killed worker): gone first,
+        # so that the task starts at the base again.
+        remove(self.path, worktree_name(run_id, task_id), rescue_ref=rescue_ref(run_id, task_id))
+        branch = branch_name(run_id, task_id)
+        if repo.commit_of(self.path, f"refs/heads/{branch}") is not None:
+            git(self.path, "branch", "--quiet", "-D", branch)
+        with isolated(self.path, run_id, task_id, base=commit, port=port) as iso:
+            yield iso
+
+    def push(self, run_id: str, task_id: str, iso: Isolation) -> str | None:
+        """Push the task's branch, and its uncommitted work if any, to the hub; the rescue
+        ref pushed, or None when the worktree was clean."""
+        specs = [f"+refs/heads/{iso.branch}:refs/heads/{iso.branch}"]
+        checkout = repo.open_checkout(iso.path)
+        rescued = None
+        if checkout is not None:
+            message = f"swarmforge: uncommitted work of task {task_id} of run {run_id}"
+            commit = snapshot(checkout, message)
+            if commit is not None:
+                rescued = rescue_ref(run_id, task_id)
+                specs.append(f"+{commit}:{rescued}")
+        try:
+            git(self.path, "push", "--quiet", "--no-verify", self.hub, *specs)
+        except GitFailed as exc:
+            raise SwarmforgeError(
+                f"cannot push {iso.branch} to the hub: {_last_line(exc)}"
+            ) from None
+        return rescued
