@@ -3,6 +3,7 @@ against a real nats-server (tests/natsserver.py), real git repositories and real
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -165,17 +166,44 @@ def test_a_run_over_two_workers_does_every_task_once(setup: Setup) -> None:
     assert branch not in git(setup.root, "branch", "--list", "swarm/*")
 
 
+def sleeping_command(worker: int) -> list[psutil.Process]:
+    """The processes of the task a worker runs, once its command has reached `sleep`."""
+    found: list[psutil.Process] = []
+
+    def asleep() -> bool:
+        found[:] = psutil.Process(worker).children(recursive=True)
+        return any(name(p) == "sleep" for p in found)
+
+    retry_until(asleep, timeout=30)
+    return found
+
+
+def name(process: psutil.Process) -> str:
+    try:
+        return process.name()
+    except psutil.NoSuchProcess:
+        return ""
+
+
+def alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def test_a_task_of_a_killed_worker_runs_again_once(setup: Setup) -> None:
     script = f'echo x >> "{setup.log}"; [ "$(wc -l < "{setup.log}")" -ge 2 ] || sleep 120'
     rid = setup.spec([{"id": "t", "command": ["sh", "-c", script]}])
     doomed = setup.worker("doomed")
     run = setup.run()
     retry_until(lambda: setup.ran() == ["x"], timeout=60)
-    children = psutil.Process(doomed.pid).children(recursive=True)
+    children = sleeping_command(doomed.pid)
     doomed.kill()
     doomed.wait()
     for child in children:  # the command's own session outlives its worker
-        child.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()
     setup.worker("heir")
     code, _, err = finish(run)
     assert code == 0, err
@@ -382,13 +410,13 @@ def test_a_second_stop_hands_the_task_back_at_once(setup: Setup, tmp_path: Path)
     # An ack wait far beyond the test's patience: only a hand-back lets another take it.
     run = cli("run", str(tmp_path / "spec.json"), "--workers", "--ack-wait", "600", cwd=setup.root)
     retry_until(lambda: setup.ran() == ["x"], timeout=60)
-    command = psutil.Process(first.pid).children(recursive=True)
+    command = sleeping_command(first.pid)
     first.send_signal(signal.SIGTERM)
     retry_until(lambda: "stopping once" in said.read_text(), timeout=30)
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=30) == 0
     assert "Traceback" not in said.read_text()
-    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in command)
+    assert not any(alive(p) for p in command)
     setup.worker("second")
     code, _, err = finish(run, 60)
     assert code == 0, err
