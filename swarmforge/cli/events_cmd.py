@@ -18,6 +18,9 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 POLL = 0.2  # seconds between looks at the log's size while following
 CHECK = 1.0  # seconds between looks at whether the followed swarm still runs
+# How long a swarm whose processes are gone is still followed for its `swarm-down`:
+# `down` ends the processes first and records the event after.
+GRACE = 5.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
 
@@ -91,6 +94,7 @@ class Swarm:
         self.root = root
         self.run_id = self._running()
         self.checked = time.monotonic()
+        self.gone_at: float | None = None  # when its processes were first seen gone
 
     def _running(self) -> str | None:
         from swarmforge.swarm import runrecord
@@ -102,13 +106,19 @@ class Swarm:
         return record.run_id
 
     def ended(self, seen: list[dict[str, object]]) -> bool:
-        """True once the swarm has stopped: its swarm-down is among `seen`, or it is gone."""
+        """True once the swarm has stopped: its swarm-down is among `seen`, or it has been
+        gone for GRACE seconds without one (a killed runner writes none)."""
         if any(e.get("kind") == "swarm-down" and e.get("run_id") == self.run_id for e in seen):
             return True
-        if time.monotonic() - self.checked < CHECK:
+        now = time.monotonic()
+        if self.gone_at is not None:
+            return now - self.gone_at >= GRACE
+        if now - self.checked < CHECK:
             return False
-        self.checked = time.monotonic()
-        return self._running() != self.run_id
+        self.checked = now
+        if self._running() != self.run_id:
+            self.gone_at = now
+        return False
 
 
 def _events(ns: argparse.Namespace) -> int:
