@@ -292,8 +292,10 @@ def test_200_broadcasts_survive_killed_daemons_and_a_restarted_server(
         retry_until(lambda: len(os.listdir(sent)) == 200, timeout=180)
         boxes = [(hosts[1], "r1"), (hosts[1], "r2"), (hosts[2], "r3")]
         for host, role in boxes:
-            inbox = host.project.box(role, Box.NEW)
-            retry_until(lambda inbox=inbox: len(os.listdir(inbox)) >= 200, timeout=180)
+            got = host.project
+            retry_until(
+                lambda got=got, role=role: len(got.names(role, Box.NEW)) >= 200, timeout=180
+            )
         for host, role in boxes:
             assert host.project.names(role, Box.NEW) == wanted  # one copy each, nothing else
             for name in wanted:
@@ -381,3 +383,34 @@ def test_a_transport_without_nats_py_is_one_clear_line_and_local_mail_still_flow
     assert name in project.names("coder", Box.OUTBOX)
     log = (repo / ".swarmforge" / "daemon" / "handoffd.log").read_text()
     assert "[transport] is set but nats-py is missing" in log
+
+
+@pytest.mark.slow
+def test_hosts_cut_off_from_the_server_for_a_while_catch_up(
+    repo: Path, tmp_path: Path, nats_server: NatsServer
+) -> None:
+    hosts = three_hosts(tmp_path, repo, nats_server.url)
+    sender = hosts[0]
+    for host in hosts:
+        host.start()
+    try:
+        first = queue_note(sender.project, "sender", "r1,r2,r3", "before", "d0")
+        r3 = hosts[2].project
+        retry_until(lambda: os.path.basename(first) in r3.names("r3", Box.NEW), timeout=30)
+        nats_server.stop()
+        texts = {}
+        for i in range(10):
+            name = queue_note(sender.project, "sender", "r1,r2,r3", f"away {i}", f"d{i + 1}")
+            texts[os.path.basename(name)] = f"away {i}"
+        time.sleep(15)  # the daemons try again and again meanwhile; nothing may be lost
+        assert len(sender.project.names("sender", Box.OUTBOX)) == 11  # 10 items and tmp/
+        nats_server.start()
+        wanted = sorted([os.path.basename(first), *texts])
+        for host, role in [(hosts[1], "r1"), (hosts[1], "r2"), (hosts[2], "r3")]:
+            got = host.project
+            retry_until(lambda got=got, role=role: len(got.names(role, Box.NEW)) >= 11, timeout=60)
+            assert got.names(role, Box.NEW) == wanted
+        retry_until(lambda: len(sender.project.names("sender", Box.SENT)) == 11, timeout=30)
+    finally:
+        for host in hosts:
+            host.stop()
