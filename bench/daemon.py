@@ -23,8 +23,9 @@ from pathlib import Path
 
 import psutil
 from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import queue as queue_draft
 
-from swarmforge.handoff import gate, handoffd
+from swarmforge.handoff import handoffd
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
 
@@ -48,18 +49,8 @@ def make_project(root: Path) -> dict[str, Path]:
 
 
 def queue(sender: Path, recipients: list[str], seq: int) -> tuple[str, str]:
-    """Write a handoff under outbox/tmp/ as the gate does; (temporary path, final path)."""
-    box = Mailbox(str(sender))
-    name, handoff = gate.build(
-        Draft("note", recipients, "50", message=f"m{seq}"), sender.name, f"{seq:06d}", time.time()
-    )
-    box.ensure(Box.OUTBOX_TMP)
-    tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(handoff.render())
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp, box.path(Box.OUTBOX, name)
+    """A note under outbox/tmp/ as the gate writes it; (temporary path, final path)."""
+    return queue_draft(sender, Draft("note", recipients, "50", message=f"m{seq}"), seq)
 
 
 def wait_for(paths: list[str], timeout: float = 30.0) -> float:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
@@ -39,7 +39,7 @@ from nats.js.errors import (
     NotFoundError,
 )
 from nats.js.kv import KeyValue
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from swarmforge.net.transport import (
     DUPLICATE_WINDOW,
@@ -50,7 +50,7 @@ from swarmforge.net.transport import (
     token,
 )
 from swarmforge.run.report import TAIL
-from swarmforge.run.spec import id_problem, label_problem
+from swarmforge.run.spec import TaskId, label_problem, refuse
 
 ACK_WAIT = 30.0  # seconds a worker may stay silent before its task goes to another
 MAX_CONSUMERS = 4096  # label sets (the server's default cap would be 1,000)
@@ -61,20 +61,9 @@ _RUN_ID = re.compile(r"run-[0-9a-f]{16}\Z")
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?\Z")
 
 
-def _checked(problem: Any) -> AfterValidator:
-    def check(value: str) -> str:
-        found = problem(value)
-        if found:
-            raise ValueError(found)
-        return value
-
-    return AfterValidator(check)
-
-
-RunId = Annotated[str, _checked(lambda v: None if _RUN_ID.match(v) else f"bad run id {v!r}")]
-TaskId = Annotated[str, _checked(id_problem)]
-Label = Annotated[str, _checked(label_problem)]
-Commit = Annotated[str, _checked(lambda v: None if _SHA.match(v) else f"bad commit {v!r}")]
+RunId = Annotated[str, refuse(lambda v: None if _RUN_ID.match(v) else f"bad run id {v!r}")]
+Label = Annotated[str, refuse(label_problem)]
+Commit = Annotated[str, refuse(lambda v: None if _SHA.match(v) else f"bad commit {v!r}")]
 
 
 class TaskMessage(BaseModel):

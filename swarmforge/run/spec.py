@@ -106,7 +106,9 @@ def _no_shell(value: Any) -> Any:
     return value
 
 
-def _refuse(problem: Callable[[_T], str | None]) -> AfterValidator:
+def refuse(problem: Callable[[_T], str | None]) -> AfterValidator:
+    """A validator that refuses a value for which `problem` says why (in one line)."""
+
     def check(value: _T) -> _T:
         message = problem(value)
         if message:
@@ -116,17 +118,17 @@ def _refuse(problem: Callable[[_T], str | None]) -> AfterValidator:
     return AfterValidator(check)
 
 
-TaskId = Annotated[str, _refuse(id_problem)]
-Command = Annotated[list[str], BeforeValidator(_no_shell), _refuse(_command_problem)]
+TaskId = Annotated[str, refuse(id_problem)]
+Command = Annotated[list[str], BeforeValidator(_no_shell), refuse(_command_problem)]
 # The order of dependencies means nothing; sorting keeps the canonical form canonical.
-DependsOn = Annotated[list[str], _refuse(_depends_problem), AfterValidator(sorted)]
-Metadata = Annotated[dict[str, Any], _refuse(_metadata_problem)]
-RoleName = Annotated[str, _refuse(role_name_problem)]
+DependsOn = Annotated[list[str], refuse(_depends_problem), AfterValidator(sorted)]
+Metadata = Annotated[dict[str, Any], refuse(_metadata_problem)]
+RoleName = Annotated[str, refuse(role_name_problem)]
 # Like dependsOn, a set: sorted so that the canonical form stays canonical.
 Labels = Annotated[
-    list[str], Field(max_length=MAX_LABELS), _refuse(_labels_problem), AfterValidator(sorted)
+    list[str], Field(max_length=MAX_LABELS), refuse(_labels_problem), AfterValidator(sorted)
 ]
-Goal = Annotated[str, _refuse(lambda goal: None if goal.strip() else "a run needs a goal")]
+Goal = Annotated[str, refuse(lambda goal: None if goal.strip() else "a run needs a goal")]
 
 
 class _Fields(BaseModel):
