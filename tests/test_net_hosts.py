@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,9 +23,10 @@ from swarmforge.swarm import runrecord
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats, running_server
 from tests.support import Project, git, queue_note, retry_until
 from tests.support import run_cli as sf
+from tests.test_real_agents import LiveSwarm, live
 from tests.test_swarm import commit_all, make_swarm
 
-__all__ = ["nats_server"]  # the fixture, used by name
+__all__ = ["live", "nats_server"]  # the fixtures, used by name
 
 HAND = """#!/bin/sh
 # Exec role on the first host: commit a change, hand it to the cleaner on box-b.
@@ -112,6 +114,8 @@ def test_a_git_handoff_crosses_to_a_cleaner_on_another_host_who_merges_it(
     assert up_a.returncode == 0, up_a.stderr
     up_b = sf("up", "--backend", "headless", "--host", "box-b", cwd=box_b)
     assert up_b.returncode == 0, up_b.stderr
+    assert "coder          on the host started without --host" in up_b.stdout
+    assert "cleaner        on box-b" in up_a.stdout
     record_a, record_b = runrecord.load(str(first)), runrecord.load(str(box_b))
     assert record_a is not None and record_b is not None
     assert [r.name for r in record_a.roles] == ["coder"] and record_a.remote == {"cleaner": "box-b"}
@@ -414,3 +418,46 @@ def test_hosts_cut_off_from_the_server_for_a_while_catch_up(
     finally:
         for host in hosts:
             host.stop()
+
+
+# -- a real agent on the first host -----------------------------------------------------
+
+CLAUDE_HANDS = (
+    "echo hello > feature.txt && git add feature.txt && "
+    "git -c user.name=coder -c user.email=coder@example.com commit -q -m feature && "
+    "printf 'type: git_handoff\\nto: cleaner\\npriority: 50\\ntask: tidy\\ncommit: %s\\n' "
+    '"$(git rev-parse --short=10 HEAD)" > .draft && swarm_handoff.sh .draft'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_claude_hands_a_commit_to_a_cleaner_on_another_host(
+    repo: Path, tmp_path: Path, nats_server: NatsServer, live: LiveSwarm
+) -> None:
+    hub = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(hub))
+    conf = (
+        "window coder claude master --allowedTools Bash\n"
+        "window cleaner exec cleaner task ./merge.sh\n"
+    )
+    make_swarm(repo, conf, {"merge.sh": MERGE}, prompts={"coder": "Code.\n"})
+    (repo / "swarmforge" / "swarmforge.toml").write_text(settings_toml(nats_server.url, hub))
+    commit_all(repo)
+    git(repo, "push", "-q", str(hub), "main")
+    box_b = tmp_path / "box-b"
+    git(tmp_path, "clone", "-q", str(hub), str(box_b))
+    live.first = [CLAUDE_HANDS]
+    record = live.up()
+    assert [r.name for r in record.roles] == ["coder"]
+    try:
+        up_b = sf("up", "--backend", "headless", "--host", "box-b", cwd=box_b)
+        assert up_b.returncode == 0, up_b.stderr
+        cleaner = role_tree(box_b, "cleaner")
+        retry_until(lambda: len(completed(cleaner)) == 1, timeout=120)
+        copy = message.read(str(completed(cleaner)[0]))
+        assert (copy.get("from"), copy.get("merge_check")) == ("coder", "clean")
+        assert (cleaner / "feature.txt").read_text() == "hello\n"
+        assert git(cleaner, "log", "-1", "--format=%s", "HEAD") == "feature"  # fast-forward
+    finally:
+        sf("down", cwd=box_b)

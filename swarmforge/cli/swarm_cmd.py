@@ -199,6 +199,8 @@ def _up(ns: argparse.Namespace) -> int:
     print(f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})")
     for role in record.roles:
         print(f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}")
+    for name, where in record.remote.items():
+        print(f"  {name:14s} on {where or 'the host started without --host'}")
     return _say_setup_failed(record)
 
 

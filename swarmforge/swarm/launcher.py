@@ -81,7 +81,7 @@ def up(
     ensure_first_commit(root)
     if record is not None and record.state == "running":
         if is_running(root, record):
-            _set_up_again(root, config, record, stagger, progress)
+            _set_up_again(root, whole, record, stagger, progress)
             return record, True
         from swarmforge.swarm.cleanup import gc
 
@@ -119,7 +119,8 @@ def up(
     names = [role.name for role in planned]
     events.emit(root, "swarm-up", {"run_id": run_id, "backend": chosen, "roles": names})
     try:
-        _start(root, config, record, tag_env, stagger, inhibit_sleep, progress)
+        # The whole swarm: its roles' commands and settings are checked against all of it.
+        _start(root, whole, record, tag_env, stagger, inhibit_sleep, progress)
     except BaseException as exc:
         progress(f"starting failed ({_reason(exc)}): stopping what was started")
         down(root)
