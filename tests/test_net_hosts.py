@@ -161,10 +161,15 @@ def test_a_host_that_was_down_receives_what_was_queued_for_it(hosts: tuple[Path,
     names = [note(coder, "coder", "cleaner", f"note {i}") for i in range(3)]
     retry_until(lambda: len(os.listdir(Mailbox(str(coder)).path(Box.SENT))) == 3, timeout=30)
     assert os.listdir(Mailbox(str(coder)).path(Box.OUTBOX)) == ["tmp"]
+    # The user's own handoff, from the first host's main checkout, crosses too.
+    sent = sf("send", "cleaner", "from the user", cwd=first)
+    assert sent.returncode == 0, sent.stderr
+    names.append(sent.stdout.strip().split()[-1])
+    retry_until(lambda: Mailbox(str(first)).items(Box.SENT) != [], timeout=30)
     up_b = sf("up", "--backend", "headless", "--host", "box-b", cwd=box_b)
     assert up_b.returncode == 0, up_b.stderr
     cleaner = role_tree(box_b, "cleaner")
-    retry_until(lambda: len(completed(cleaner)) == 3, timeout=60)
+    retry_until(lambda: len(completed(cleaner)) == 4, timeout=60)
     assert sorted(p.name for p in completed(cleaner)) == sorted(os.path.basename(n) for n in names)
 
 
