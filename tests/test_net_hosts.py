@@ -25,6 +25,7 @@ from tests.support import Project, git, queue_note, retry_until
 from tests.support import run_cli as sf
 from tests.test_real_agents import LiveSwarm, live
 from tests.test_swarm import commit_all, make_swarm
+from tests.test_swarm import kick as kick_role
 
 __all__ = ["live", "nats_server"]  # the fixtures, used by name
 
@@ -74,15 +75,7 @@ def kick(root: Path, role: str) -> None:
     """Put a note for `role` straight into its inbox: its exec command runs once."""
     record = runrecord.load(str(root))
     assert record is not None
-    tree = record.role(role)
-    assert tree is not None
-    name = f"50_20260101T000000Z_000001_from_user_to_{role}.handoff"
-    handoff = message.Handoff(
-        [("id", name[3:-8]), ("from", "user"), ("to", role), ("priority", "50"), ("type", "note")],
-        "start\n",
-    )
-    Mailbox(tree.path).install(name, handoff)
-    os.rename(Mailbox(tree.path).path(Box.OUTBOX, name), Mailbox(tree.path).path(Box.NEW, name))
+    kick_role(record, role, "user")
 
 
 def note(tree: Path, sender: str, to: str, text: str) -> str:
