@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 
 from nats.js import api
-from nats.js.errors import BucketNotFoundError
+from nats.js.errors import BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from swarmforge.errors import CorruptFile
-from swarmforge.net.transport import REQUEST_TIMEOUT, Transport, TransportError, token
+from swarmforge.net.transport import Transport, TransportError, token
 
 BEAT_EVERY = 5.0  # seconds between two beats of a host's daemon
 REACHABLE_WITHIN = 15.0  # a host whose last beat is older than this is unreachable
@@ -218,39 +218,38 @@ def hosts(
 
 async def _last_beats(transport: Transport) -> list[tuple[HostBeat, float]]:
     """The last beat of each host and the server's time of it; unreadable ones skipped
-    (every host runs the same format; a newer one only adds fields, which are ignored)."""
-    kv = await _bucket(transport)
+    (every host runs the same format; a newer one only adds fields, which are ignored).
+
+    The bucket's stream lists its keys' subjects, and each key's last message is read
+    directly: no consumer to make, and nothing missed (a watcher may say it is done
+    before the entries it was sent have reached it).
+    """
+    await _bucket(transport)
+    stream = f"KV_{bucket_name(transport.project)}"
+    prefix = f"$KV.{bucket_name(transport.project)}."
+    info = await transport.js.stream_info(stream, subjects_filter=f"{prefix}>")
     found = []
-    for entry in await _drain(await kv.watchall(ignore_deletes=True)):
-        if entry.key.startswith(PROBE_PREFIX):
+    for subject in sorted(info.state.subjects or {}):
+        if subject[len(prefix) :].startswith(PROBE_PREFIX):
             continue
         try:
-            parsed = HostBeat.model_validate_json(entry.value or b"")
+            stored = await transport.js.get_last_msg(stream, subject)
+        except NotFoundError:
+            continue  # gone meanwhile
+        if stored.headers and stored.headers.get("KV-Operation") in ("DEL", "PURGE"):
+            continue
+        try:
+            parsed = HostBeat.model_validate_json(stored.data or b"")
         except ValidationError:
             continue
-        stored = _epoch(entry.created)
-        if stored is not None:
-            found.append((parsed, stored))
+        when = _epoch(stored.time)
+        if when is not None:
+            found.append((parsed, when))
     return found
 
 
-async def _drain(watcher: KeyValue.KeyWatcher) -> list[KeyValue.Entry]:
-    """The entries a new watcher holds now (it marks their end with None)."""
-    entries = []
-    try:
-        while True:
-            # nats-py leaves the watcher untyped.
-            entry = await watcher.updates(timeout=REQUEST_TIMEOUT)  # type: ignore[no-untyped-call]
-            if entry is None:
-                break
-            entries.append(entry)
-    finally:
-        await watcher.stop()  # type: ignore[no-untyped-call]
-    return entries
-
-
 def _epoch(created: object) -> float | None:
-    """The server's time of a watched entry (nats-py gives a datetime, typed as an int)."""
+    """The server's time of a stored message, as seconds since the epoch (None: not given)."""
     return created.timestamp() if isinstance(created, datetime.datetime) else None
 
 
