@@ -5,10 +5,12 @@ the local engine, measured in the same run.
            (the orchestrator, its journal and reports; as bench/run.py)
   workers  the same tasks (a spec of its own, so a fresh run) with `--workers`:
            published to the task stream of a local nats-server, taken by two
-           `swarmforge worker` processes on this machine, one task at a time each,
+           `swarmforge worker` processes on this machine, each running `--jobs`
+           tasks at a time (one by default),
            their results read back, the reports written
 
-    .venv/bin/python bench/nats_workers.py [--tasks 1000] [--reps 3] [--workers 2] [--json]
+    .venv/bin/python bench/nats_workers.py [--tasks 1000] [--reps 3] [--workers 2] [--jobs 1]
+        [--json]
 
 Each repetition runs both sides back to back; the figure to quote is the median of
 the per-repetition ratios (workers / local). A worker's cost per task is a fetch, a
@@ -82,6 +84,7 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=1, help="tasks each worker runs at a time")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -106,7 +109,7 @@ def main() -> int:
             settings = TransportSettings(url=url, hub=str(hub))
             for n in range(args.workers):
                 argv = [sys.executable, "-m", "swarmforge", "worker", "--nats", url]
-                argv += ["--hub", str(hub), "--dir", str(tmp / f"w{n}")]
+                argv += ["--hub", str(hub), "--dir", str(tmp / f"w{n}"), "--jobs", str(args.jobs)]
                 workers.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL))
             local, remote = [], []
             for rep in range(args.reps):
@@ -127,6 +130,7 @@ def main() -> int:
         "tasks": args.tasks,
         "reps": args.reps,
         "workers": args.workers,
+        "jobs": args.jobs,
         "local_s": round(statistics.median(local), 3),
         "workers_s": round(statistics.median(remote), 3),
         "ratio": round(statistics.median(ratios), 2),
@@ -138,7 +142,8 @@ def main() -> int:
     else:
         print(
             f"{args.tasks} tasks `true`, concurrency 8, {args.reps} repetitions: local median "
-            f"{report['local_s']} s, over {args.workers} workers median {report['workers_s']} s "
+            f"{report['local_s']} s, over {args.workers} workers x {args.jobs} job(s) median "
+            f"{report['workers_s']} s "
             f"({report['per_task_ms']} ms a task); median ratio {report['ratio']} "
             f"(range {report['ratios'][0]}..{report['ratios'][-1]})"
         )

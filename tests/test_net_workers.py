@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -190,6 +191,44 @@ def alive(process: psutil.Process) -> bool:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_one_worker_with_jobs_runs_tasks_side_by_side(setup: Setup, tmp_path: Path) -> None:
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    # Each task waits until all three are running: one job at a time would never end.
+    wait_all = (
+        f'touch "{meet}/$0"; n=0; '
+        f'until [ "$(ls "{meet}" | wc -l)" -ge 3 ]; do n=$((n+1)); '
+        '[ "$n" -lt 600 ] || exit 9; sleep 0.05; done'
+    )
+    commit = 'echo "$0" > "$0.txt" && git add "$0.txt" && git commit -qm "task $0"'
+    rid = setup.spec(
+        [
+            {"id": "p", "command": ["sh", "-c", f"{wait_all} && {commit}", "p"], "isolate": True},
+            {"id": "q", "command": ["sh", "-c", f"{wait_all} && {commit}", "q"], "isolate": True},
+            {"id": "r", "command": ["sh", "-c", wait_all, "r"]},
+        ]
+    )
+    args = ["worker", "--nats", setup.url, "--hub", str(setup.hub), "--json", "--jobs", "3"]
+    setup.workers.append(cli(*args, "--dir", str(tmp_path / "w"), "--name", "w", cwd=tmp_path))
+    code, _, err = finish(setup.run())
+    assert code == 0, err
+    for task in ("p", "q", "r"):
+        assert terminal(setup.states(rid, task)) == ["done"]
+    jobs = {re.findall(r'"worker": "(w/\d)"', setup.report(rid, task))[0] for task in "pqr"}
+    assert jobs == {"w/1", "w/2", "w/3"}
+    for task in ("p", "q"):
+        branch = f"swarm/{rid}/{task}"
+        assert git(setup.hub, "log", "-1", "--format=%s", branch) == f"task {task}"
+    [said] = setup.stop_workers()
+    assert sorted(e["task_id"] for e in said if e["event"] == "task") == ["p", "q", "r"]
+
+
+def test_jobs_are_refused_with_once(setup: Setup) -> None:
+    args = ["worker", "--nats", setup.url, "--hub", str(setup.hub), "--jobs", "2", "--once"]
+    code, _, err = finish(cli(*args, cwd=setup.tmp))
+    assert code == 1 and "leave out --jobs" in err and "Traceback" not in err
 
 
 def test_a_task_of_a_killed_worker_runs_again_once(setup: Setup) -> None:

@@ -8,13 +8,15 @@ import os
 import signal
 import socket
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import asdict
 
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmforge.net.workerd import Handled
+    from swarmforge.net.workerd import Handled, Worker
     from swarmforge.swarm.settings import TransportSettings
 
 
@@ -49,6 +51,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--credentials", metavar="FILE", help="a NATS credentials file")
     p.add_argument("--name", help="how results name this worker (default: HOST:PID)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run up to N tasks at a time (default 1), in checkouts of one clone",
+    )
     p.add_argument("--once", action="store_true", help="handle one task, then exit")
     p.add_argument("--max-tasks", type=int, metavar="N", help="handle N tasks, then exit")
     p.add_argument("--json", action="store_true", help="print its state as JSON lines")
@@ -108,6 +117,10 @@ def _worker(ns: argparse.Namespace) -> int:
 
     if ns.max_tasks is not None and ns.max_tasks < 1:
         raise SwarmforgeError(f"--max-tasks must be at least 1, not {ns.max_tasks}.")
+    if ns.jobs < 1:
+        raise SwarmforgeError(f"--jobs must be at least 1, not {ns.jobs}.")
+    if ns.jobs > 1 and (ns.once or ns.max_tasks is not None):
+        raise SwarmforgeError("--once and --max-tasks count tasks one at a time: leave out --jobs.")
     _check_labels(ns.label)
     settings, credentials = _options(ns)
     assert settings.project is not None and settings.hub is not None
@@ -135,6 +148,7 @@ def _serve(
         credentials=credentials,
     )
     clone = Clone(directory, settings.hub)
+    workers: list[Worker] = []
     transport.connect()
     try:
         queue = TaskQueue(transport)
@@ -142,21 +156,63 @@ def _serve(
         clone.check_hub()
         clone.ensure()
         host = socket.gethostname()
-        worker = Worker(
-            queue,
-            clone,
-            labels=frozenset(ns.label),
-            name=ns.name or f"{host}:{os.getpid()}",
-            host=host,
-            say=lambda m: print(m, file=sys.stderr, flush=True),
-        )
-        _on_stop(worker.request_stop, ns.json)
-        _ready(ns, worker.name, settings.project, clone.path)
-        worker.serve(1 if ns.once else ns.max_tasks, lambda done: _show(done, ns.json))
+        name = ns.name or f"{host}:{os.getpid()}"
+        workers += [
+            Worker(
+                queue,
+                clone,
+                labels=frozenset(ns.label),
+                name=name if ns.jobs == 1 else f"{name}/{job}",
+                host=host,
+                say=lambda m: print(m, file=sys.stderr, flush=True),
+            )
+            for job in range(1, ns.jobs + 1)
+        ]
+
+        def stop() -> None:
+            for worker in workers:
+                worker.request_stop()
+
+        _on_stop(stop, ns.json)
+        _ready(ns, name, settings.project, clone.path)
+        show = lambda done: _show(done, ns.json)  # noqa: E731
+        if len(workers) == 1:
+            workers[0].serve(1 if ns.once else ns.max_tasks, show)
+        else:
+            _side_by_side(workers, show)
     finally:
+        for worker in workers:
+            worker.close()
         clone.clear_scratch()
         transport.close()
     return EXIT_OK
+
+
+def _side_by_side(workers: list[Worker], show: Callable[[Handled], None]) -> None:
+    """Serve with every job on a thread of its own until each has stopped.
+
+    The main thread only waits, in short steps, so that the signal handlers (which
+    run on it) are heard; a job that fails stops the others, and its error is raised.
+    """
+    failed: list[BaseException] = []
+
+    def job(worker: Worker) -> None:
+        try:
+            worker.serve(None, show)
+        except BaseException as exc:
+            failed.append(exc)
+            for other in workers:
+                other.request_stop()
+                other.request_stop()  # hand back what the others hold: this worker ends
+
+    threads = [threading.Thread(target=job, args=(w,), name=w.name) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)
+    if failed:
+        raise failed[0]
 
 
 def _check_labels(labels: list[str]) -> None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
@@ -47,6 +48,9 @@ class Clone:
         self.hub = hub
         self.path = os.path.join(self.dir, "clone")
         self.scratch_dir = os.path.join(self.dir, "scratch")
+        # The jobs of one worker share the clone: one git command changes it at a time
+        # (its refs, its worktree list); the tasks' commands themselves run side by side.
+        self.lock = threading.RLock()
 
     def check_hub(self) -> None:
         """SwarmforgeError in one line when the hub cannot be read from here."""
@@ -66,6 +70,10 @@ class Clone:
 
     def fetch_base(self, run_id: str, commit: str) -> None:
         """Have `commit` (run `run_id`'s base) in the clone, fetched from the hub if missing."""
+        with self.lock:
+            self._fetch_base(run_id, commit)
+
+    def _fetch_base(self, run_id: str, commit: str) -> None:
         if repo.commit_of(self.path, commit) is None:
             ref = base_ref(run_id)
             try:
@@ -88,13 +96,14 @@ class Clone:
     def scratch(self, run_id: str, commit: str) -> str:
         """The scratch worktree of run `run_id` at `commit` (made, or remade at a new base)."""
         path = os.path.join(self.scratch_dir, run_id)
-        if os.path.isdir(path):
-            if repo.commit_of(path, "HEAD") == commit:
-                return path
-            self._drop_scratch(path)
-        os.makedirs(self.scratch_dir, exist_ok=True)
-        git(self.path, "worktree", "add", "--quiet", "--force", "--detach", path, commit)
-        return path
+        with self.lock:
+            if os.path.isdir(path):
+                if repo.commit_of(path, "HEAD") == commit:
+                    return path
+                self._drop_scratch(path)
+            os.makedirs(self.scratch_dir, exist_ok=True)
+            git(self.path, "worktree", "add", "--quiet", "--force", "--detach", path, commit)
+            return path
 
     def clear_scratch(self) -> None:
         """Remove every scratch worktree."""
@@ -117,18 +126,30 @@ class Clone:
         self, run_id: str, task_id: str, commit: str, port: int | None
     ) -> Iterator[Isolation]:
         """A fresh worktree of the task on its branch at `commit`, removed afterwards."""
-        # What an earlier run of the same task here left (a killed worker): gone first,
-        # so that the task starts at the base again.
-        remove(self.path, worktree_name(run_id, task_id), rescue_ref=rescue_ref(run_id, task_id))
-        branch = branch_name(run_id, task_id)
-        if repo.commit_of(self.path, f"refs/heads/{branch}") is not None:
-            git(self.path, "branch", "--quiet", "-D", branch)
-        with isolated(self.path, run_id, task_id, base=commit, port=port) as iso:
+        stack = ExitStack()
+        with self.lock:
+            # What an earlier run of the same task here left (a killed worker): gone
+            # first, so that the task starts at the base again.
+            remove(
+                self.path, worktree_name(run_id, task_id), rescue_ref=rescue_ref(run_id, task_id)
+            )
+            branch = branch_name(run_id, task_id)
+            if repo.commit_of(self.path, f"refs/heads/{branch}") is not None:
+                git(self.path, "branch", "--quiet", "-D", branch)
+            iso = stack.enter_context(isolated(self.path, run_id, task_id, base=commit, port=port))
+        try:
             yield iso
+        finally:
+            with self.lock:
+                stack.close()
 
     def push(self, run_id: str, task_id: str, iso: Isolation) -> str | None:
         """Push the task's branch, and its uncommitted work if any, to the hub; the rescue
         ref pushed, or None when the worktree was clean."""
+        with self.lock:
+            return self._push(run_id, task_id, iso)
+
+    def _push(self, run_id: str, task_id: str, iso: Isolation) -> str | None:
         specs = [f"+refs/heads/{iso.branch}:refs/heads/{iso.branch}"]
         checkout = repo.open_checkout(iso.path)
         rescued = None
