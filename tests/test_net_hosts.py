@@ -335,6 +335,9 @@ def test_status_json_of_a_host_lists_the_roles_of_the_other(hosts: tuple[Path, P
     assert (cleaner["host"], cleaner["port"]) == ("box-b", record_b.roles[0].port)
     text = sf("status", cwd=first).stdout
     assert "box-b" in text and "cleaner" in text
+    # doctor leaves the other host's roles to that host: merge.sh lives in box-b's checkout.
+    said = sf("doctor", cwd=first).stdout
+    assert "runs on box-b: checked there" in said
 
 
 # -- without a way across ---------------------------------------------------------------

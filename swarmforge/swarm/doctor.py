@@ -22,7 +22,7 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.dispatcher import Paths
 from swarmforge.layout import RUN_RECORD, STATE_DIRS
-from swarmforge.roletable import find_root, worktree_top
+from swarmforge.roletable import find_root, read_remote, worktree_top
 from swarmforge.swarm import agentconf, runrecord, settings
 from swarmforge.swarm.agents import find_executable
 from swarmforge.swarm.config import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
@@ -345,6 +345,15 @@ def locate_project(cwd: str) -> str | None:
     return here
 
 
+def _elsewhere(root: str) -> dict[str, str]:
+    """The roles another host runs (remote.tsv), by the name of that host."""
+    try:
+        found = read_remote(root)
+    except SwarmforgeError:
+        return {}
+    return {role: host or "the host started without --host" for role, host in found.items()}
+
+
 def find_project(cwd: str) -> str:
     """The project seen from `cwd`, or `cwd` itself outside any project."""
     return locate_project(cwd) or os.path.abspath(cwd)
@@ -365,7 +374,13 @@ def run_checks(
     config_check, config = check_config(root, in_project)
     checks.append(config_check)
     if config is not None:
-        checks += [check_agent(root, role, path) for role in config.roles]
+        elsewhere = _elsewhere(root)
+        checks += [
+            check_agent(root, role, path)
+            if role.name not in elsewhere
+            else Check(f"role {role.name}", "ok", f"runs on {elsewhere[role.name]}: checked there")
+            for role in config.roles
+        ]
         seen = os.environ if env is None else env
         checks += [check_agent_start(root, a, seen) for a in agentconf.agents_used(config)]
         checks.append(check_prompts(root, config))

@@ -77,12 +77,13 @@ def up(
             f"This checkout runs the roles of {ran}.",
             hint="Use another clone for each host, or `swarmforge down` first.",
         )
+    if record is not None and record.state == "running" and is_running(root, record):
+        _set_up_again(root, whole, record, stagger, progress)
+        return record, True
+    # Before anything is made: a server that does not answer is said now, in one line.
     leased = hosts.reach(root, settings.transport, host) if settings.transport else frozenset()
     ensure_first_commit(root)
     if record is not None and record.state == "running":
-        if is_running(root, record):
-            _set_up_again(root, whole, record, stagger, progress)
-            return record, True
         from swarmforge.swarm.cleanup import gc
 
         progress("cleaning up after a runner that was killed")
