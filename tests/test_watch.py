@@ -23,6 +23,7 @@ from swarmforge.cli.parser import build
 from swarmforge.handoff.mailbox import Box
 from swarmforge.layout import LOGS_DIR
 from swarmforge.swarm import watchdata
+from swarmforge.swarm.ages import duration
 from swarmforge.swarm.watchview import TextScreen, WatchApp
 from tests.support import Project, record_run
 from tests.support import run_cli as sf
@@ -165,7 +166,7 @@ def test_the_data_reads_a_batch_and_says_what_is_missing(tmp_path: Path) -> None
     assert watchdata.handoff(str(batch)).count("== 50_2026_") == 2
     assert watchdata.handoff(None) == "(no item in hand)"
     assert "cannot be read" in watchdata.output(str(tmp_path), "nobody")
-    assert [watchdata.duration(s) for s in (None, 5, 125, 7200, 90000)] == [
+    assert [duration(s) for s in (None, 5, 125, 7200, 90000)] == [
         "-",
         "5s",
         "2m",

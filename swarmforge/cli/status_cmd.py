@@ -75,7 +75,8 @@ def show(ns: argparse.Namespace) -> int:
 
 def cross_host_lines(cross: CrossHost) -> list[str]:
     """What status says of the other hosts' roles and of every host."""
-    from swarmforge.swarm.watchdata import duration
+    from swarmforge.swarm.ages import duration
+    from swarmforge.swarm.hoststatus import beat_said, host_said
 
     if cross.error is not None:
         return [f"other hosts not shown: {cross.error}"]
@@ -83,23 +84,13 @@ def cross_host_lines(cross: CrossHost) -> list[str]:
     for role in cross.roles:
         where = f"{role.role:12s} on {role.host}" + (f" port {role.port}" if role.port else "")
         if not role.reachable:
-            seen = (
-                "never seen"
-                if role.beat_age_seconds is None
-                else (f"last beat {duration(role.beat_age_seconds)} ago")
-            )
-            lines.append(f"{where}  unreachable ({seen})")
+            lines.append(f"{where}  {beat_said(role)}")
             continue
         beat = f"beat {duration(role.beat_age_seconds)} ago"
         lines.append(f"{where}  {role.state}  ({beat})  {role.branch}")
     for host in cross.hosts:
         this = " (this host)" if host.this else ""
-        if host.age_seconds is None:
-            said = "no beat sent yet" if host.this else "unreachable, never seen"
-        else:
-            state = "reachable" if host.reachable else "unreachable"
-            said = f"{state}, last beat {duration(host.age_seconds)} ago"
-        lines.append(f"host {host.host}{this}: {said}")
+        lines.append(f"host {host.host}{this}: {host_said(host)}")
     return lines
 
 

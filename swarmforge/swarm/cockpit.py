@@ -4,7 +4,10 @@ One page (cockpit.html, no build step, no third-party code) shows what `watch` s
 one row per role and the latest events, plus the project's planned runs: every
 task with its state and what it depends on, and the parked tasks with their reasons.
 The page opens one Server-Sent Events stream (`/stream`) and changes in place as
-the server pushes: it never reloads and never polls.
+the server pushes: it never reloads and never polls. With `[transport]` the rows also
+hold the roles of the swarm's other hosts (`"remote": true`, read from their heartbeats
+no more than every few seconds) and the state lists every host: what only a role's own
+host can show (output, diff, handoff, a terminal) answers with the host that runs it.
 
 The server reads the swarm once for every page at once (`Hub`), and only while a page
 is open: it looks at the event log's size every LOOK seconds and reads the status
@@ -46,6 +49,7 @@ from swarmforge.layout import LOGS_DIR
 from swarmforge.run import overview
 from swarmforge.swarm import watchdata
 from swarmforge.swarm.attach import attach_command
+from swarmforge.swarm.hoststatus import elsewhere
 from swarmforge.swarm.watchdata import Feed, Snapshot
 
 LOOK = 0.1  # seconds between looks at whether the swarm may have changed (a stat)
@@ -147,7 +151,7 @@ def _swarm(root: str, snap: Snapshot | str) -> dict[str, object]:
     """The swarm part of the page's state."""
     if isinstance(snap, str):
         return {"problem": snap, "rows": []}
-    rows = [
+    rows: list[dict[str, object]] = [
         {
             **asdict(row),
             "spent": watchdata.spent(row),
@@ -155,7 +159,7 @@ def _swarm(root: str, snap: Snapshot | str) -> dict[str, object]:
         }
         for row in snap.rows
     ]
-    return {
+    shown: dict[str, object] = {
         "project": snap.project,
         "state": snap.state,
         "run_id": snap.run_id,
@@ -163,6 +167,19 @@ def _swarm(root: str, snap: Snapshot | str) -> dict[str, object]:
         "base": snap.base,
         "rows": rows,
     }
+    cross = snap.cross
+    if cross is not None:
+        for row in rows:
+            row["host"] = cross.this_host
+        remote = [
+            {**role.as_json(), "spent": "-", "elsewhere": elsewhere(role)} for role in cross.roles
+        ]
+        shown |= {
+            "rows": rows + remote,
+            "hosts": [host.as_json() for host in cross.hosts],
+            "transport_error": cross.error,
+        }
+    return shown
 
 
 def _event(event: dict[str, object]) -> dict[str, object]:
@@ -226,6 +243,8 @@ def app(root: str, *, token: str | None, hosts: list[str] | None, every: float =
         row = hub.role(request.path_params["role"])
         if row is None:
             raise _NotFound(f"No role {request.path_params['role']} in the swarm.")
+        if row.get("remote"):
+            raise _Elsewhere(str(row["elsewhere"]))
         return row
 
     async def diff(request: Request) -> Response:
@@ -246,6 +265,10 @@ def app(root: str, *, token: str | None, hosts: list[str] | None, every: float =
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc) + "\n", status_code=404)
+
+    async def elsewhere(request: Request, exc: Exception) -> Response:
+        # Not an error of the request: the answer is where the role runs.
+        return PlainTextResponse(str(exc) + "\n")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -273,12 +296,16 @@ def app(root: str, *, token: str | None, hosts: list[str] | None, every: float =
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
-        exception_handlers={_NotFound: not_found},
+        exception_handlers={_NotFound: not_found, _Elsewhere: elsewhere},
     )
 
 
 class _NotFound(Exception):
     pass
+
+
+class _Elsewhere(Exception):
+    """The role runs on another host: what was asked for is there, not here."""
 
 
 async def _output(root: str, role: str) -> AsyncIterator[dict[str, str]]:

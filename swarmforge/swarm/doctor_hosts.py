@@ -187,7 +187,7 @@ def check_hosts(
 ) -> list[Check]:
     """Each known host beats (warn for one that stopped, or never started)."""
     from swarmforge.net.presence import wire_name
-    from swarmforge.swarm.watchdata import duration
+    from swarmforge.swarm.ages import duration
 
     checks = []
     for host in seen:

@@ -1,6 +1,8 @@
 """What `swarmforge watch` shows, gathered as plain data: rows, events, output, diffs, handoffs.
 
 Everything here only reads the project: the view (watchview.py) never writes to it.
+With `[transport]`, the roles of the swarm's other hosts come from their heartbeats
+(hoststatus.py), asked of the NATS server less often than the swarm is read.
 """
 
 from __future__ import annotations
@@ -8,18 +10,22 @@ from __future__ import annotations
 import calendar
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from swarmforge import events, proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
 from swarmforge.swarm import placement
+from swarmforge.swarm.hoststatus import CrossHost
 from swarmforge.swarm.state import RoleStatus, SwarmStatus, status
 
 OUTPUT_BYTES = 64 * 1024  # of a role's log read for its last lines
 DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
 EVENTS_KEPT = 200
+# Seconds between two questions to the NATS server about the other hosts: hosts beat
+# every 5 s, and a server that is away costs a connect timeout (~1.5 s) per question.
+HOSTS_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class Snapshot:
     backend: str | None
     base: str
     rows: list[Row]
+    cross: CrossHost | None = None  # with [transport]: the other hosts and their roles
 
 
 def _seconds_since(stamp: str, now: float) -> int | None:
@@ -103,9 +110,10 @@ def row(root: str, base: str, role: RoleStatus, now: float) -> Row:
     )
 
 
-def snapshot(root: str, now: float | None = None) -> Snapshot:
-    """Every role's row, read now (some git calls per role: call it off the UI thread)."""
-    found: SwarmStatus = status(root)
+def snapshot(root: str, now: float | None = None, hosts: bool = False) -> Snapshot:
+    """Every role's row, read now (some git calls per role: call it off the UI thread);
+    with `hosts` and `[transport]`, the other hosts' roles too (a NATS round trip)."""
+    found: SwarmStatus = status(root, hosts=hosts)
     base = placement.main_branch(found.project)
     moment = time.time() if now is None else now
     return Snapshot(
@@ -115,7 +123,25 @@ def snapshot(root: str, now: float | None = None) -> Snapshot:
         backend=found.backend,
         base=base,
         rows=[row(found.project, base, r, moment) for r in found.roles],
+        cross=found.cross,
     )
+
+
+def aged(cross: CrossHost, seconds: int) -> CrossHost:
+    """`cross` as it stands `seconds` after it was asked: every beat that much older."""
+    if seconds <= 0:
+        return cross
+    roles = [
+        r
+        if r.beat_age_seconds is None
+        else replace(r, beat_age_seconds=r.beat_age_seconds + seconds)
+        for r in cross.roles
+    ]
+    hosts = [
+        h if h.age_seconds is None else replace(h, age_seconds=h.age_seconds + seconds)
+        for h in cross.hosts
+    ]
+    return replace(cross, roles=roles, hosts=hosts)
 
 
 class EventTail:
@@ -149,12 +175,15 @@ class Feed:
     no event announces (a commit, an edited file, tokens spent).
     """
 
-    def __init__(self, root: str, every: float = 2.0) -> None:
+    def __init__(self, root: str, every: float = 2.0, hosts_every: float = HOSTS_EVERY) -> None:
         self.root = root
         self.every = every
+        self.hosts_every = hosts_every
         self.events = EventTail(root)
         self._stamp: tuple[int, int] | None = None
         self._read_at = float("-inf")
+        self._cross: CrossHost | None = None  # the other hosts, as last asked
+        self._asked_at = float("-inf")
 
     def due(self) -> bool:
         """True when the view should read again: the log moved, or `every` has passed."""
@@ -175,11 +204,24 @@ class Feed:
             self._stamp = None
         found = self.events.more()
         try:
-            return snapshot(self.root), found
+            return self._snapshot(), found
         except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
             return " ".join(exc.lines()), found
         except OSError as exc:  # a file it cannot read: the same
             return f"Cannot read the swarm: {exc}", found
+
+    def _snapshot(self) -> Snapshot:
+        """The swarm now; the other hosts asked again only every `hosts_every` seconds,
+        in between shown as last asked, their beats aged by the time since."""
+        now = time.monotonic()
+        ask = now - self._asked_at >= self.hosts_every
+        snap = snapshot(self.root, hosts=ask)
+        if ask:
+            self._cross, self._asked_at = snap.cross, now
+            return snap
+        if self._cross is None:
+            return snap
+        return replace(snap, cross=aged(self._cross, int(now - self._asked_at)))
 
 
 def output(root: str, role: str, lines: int = 200) -> str:
@@ -228,13 +270,3 @@ def spent(row: Row) -> str:
     if row.tokens is None:
         return "-"
     return f"{row.tokens:,}" + (f"/{row.budget:,}" if row.budget is not None else "")
-
-
-def duration(seconds: int | None) -> str:
-    """`seconds` as a short age: 45s, 12m, 3h, 2d; `-` when unknown."""
-    if seconds is None:
-        return "-"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{max(seconds, 0)}s"

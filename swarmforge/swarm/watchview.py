@@ -1,8 +1,10 @@
 """`swarmforge watch`: a live terminal view of the swarm, read-only, built on Textual.
 
 The data comes from watchdata.py; this module only lays it out and maps keys. Reading
-the roles' status costs git calls per role, so it runs in a worker thread, never two
-at once, and the UI thread only paints what it returns.
+the roles' status costs git calls per role, and with `[transport]` sometimes a question
+to the NATS server, so it runs in a worker thread, never two at once, and the UI thread
+only paints what it returns. With `[transport]` the table gets a host column and a row
+per role of another host, and a line under the summary names every host.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from textual.widgets import DataTable, Footer, Log, Static
 
 from swarmforge import events, proc
 from swarmforge.swarm import watchdata
+from swarmforge.swarm.ages import duration
 from swarmforge.swarm.attach import attach_command
-from swarmforge.swarm.watchdata import Feed, Row, Snapshot, duration, spent
+from swarmforge.swarm.hoststatus import RemoteRole, beat_said, elsewhere, hosts_line
+from swarmforge.swarm.watchdata import Feed, Row, Snapshot, spent
 
 COLUMNS = (
     *("role", "state", "for", "queue", "oldest", "current"),
     *("port", "branch", "ahead", "dirty", "tokens"),
 )
+HOST_COLUMN = "host"  # only with [transport]: after the role
 LOOK = 0.1  # seconds between looks at whether the swarm may have changed (a stat)
 KEYS = """\
 up/down   select a role
@@ -35,6 +40,7 @@ o         the selected role's live output (.swarmforge/logs/ROLE.log)
 d         its diff against the base branch (--stat, then the diff)
 h         the handoff it has in hand
 a         attach this terminal to its tmux session (back here when you detach)
+          (on a role of another host, these four say which host runs it)
 r         refresh now
 escape    back from a view
 ?         these keys
@@ -58,13 +64,43 @@ def cells(row: Row) -> tuple[str, ...]:
     )
 
 
+def remote_cells(role: RemoteRole) -> tuple[str, ...]:
+    """The table cells of another host's role, host column included: what only its host
+    can know (queue, item in hand, commits ahead, dirty files, tokens) is `-`."""
+    port = "-" if role.port is None else str(role.port)
+    unknown = ("-",) * 4  # for, queue, oldest, current
+    after = ("-",) * 3  # ahead, dirty, tokens
+    return (role.role, role.host, beat_said(role), *unknown, port, role.branch or "-", *after)
+
+
+def columns(snap: Snapshot) -> tuple[str, ...]:
+    """The table's columns: a host column after the role's with `[transport]`."""
+    return COLUMNS if snap.cross is None else (COLUMNS[0], HOST_COLUMN, *COLUMNS[1:])
+
+
+def lines(snap: Snapshot) -> list[tuple[str, tuple[str, ...]]]:
+    """Every row of the table as (key, cells): this host's roles keyed by name, then the
+    other hosts' as ROLE@HOST (two hosts may still both report a role that moved)."""
+    if snap.cross is None:
+        return [(r.role, cells(r)) for r in snap.rows]
+    here = snap.cross.this_host
+    local = [(r.role, (r.role, here, *cells(r)[1:])) for r in snap.rows]
+    return local + [(remote_key(r), remote_cells(r)) for r in snap.cross.roles]
+
+
+def remote_key(role: RemoteRole) -> str:
+    """The table key of another host's role."""
+    return f"{role.role}@{role.host}"
+
+
 def summary(snap: Snapshot) -> str:
     """The line above the table: the project and its run."""
     if snap.run_id is None:
         return f"No swarm is running in {snap.project}: `swarmforge up` starts one."
+    elsewhere = f" (+{len(snap.cross.roles)} on other hosts)" if snap.cross else ""
     return (
         f"{snap.project}  run {snap.run_id} ({snap.backend}) {snap.state}"
-        f"  base {snap.base}  {len(snap.rows)} roles"
+        f"  base {snap.base}  {len(snap.rows)} roles{elsewhere}"
     )
 
 
@@ -112,6 +148,7 @@ class WatchApp(App[None]):
     TITLE = "swarmforge watch"
     CSS = """
     #summary, #title { height: 1; background: $boost; }
+    #hosts { height: auto; color: $text-muted; }
     #roles { height: auto; max-height: 60%; }
     #events { height: 1fr; border-top: solid $primary; }
     """
@@ -134,6 +171,9 @@ class WatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("reading the swarm's status...", id="summary")
+        hosts = Static("", id="hosts")
+        hosts.display = False  # shown with [transport] only
+        yield hosts
         table: DataTable[str] = DataTable(id="roles", cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -170,22 +210,36 @@ class WatchApp(App[None]):
             return  # nothing changed: no repaint
         before, self.snap = self.snap, snap
         self.query_one("#summary", Static).update(summary(snap))
+        hosts = self.query_one("#hosts", Static)
+        hosts.display = snap.cross is not None
+        if snap.cross is not None:
+            hosts.update(hosts_line(snap.cross))
+        self._fill(before, snap)
+
+    def _fill(self, before: Snapshot | None, snap: Snapshot) -> None:
+        """Paint the table: only the cells that changed when the rows are the same."""
         table: DataTable[str] = self.query_one(DataTable)
-        names = [r.role for r in snap.rows]
-        if before is not None and [r.role for r in before.rows] == names:
-            # The same roles: only the cells that changed (ages move every second) are
-            # redrawn, not the whole table, and the cursor stays where it is.
-            for old, new in zip(before.rows, snap.rows, strict=True):
-                for column, was, now in zip(COLUMNS, cells(old), cells(new), strict=True):
-                    if was != now:
-                        table.update_cell(new.role, column, now)
-            return
+        shown, wanted = columns(snap), lines(snap)
+        keys = [key for key, _ in wanted]
+        if before is not None and columns(before) == shown:
+            old = lines(before)
+            if [key for key, _ in old] == keys:
+                # The same roles: only the cells that changed (ages move every second)
+                # are redrawn, not the whole table, and the cursor stays where it is.
+                for (key, was_cells), (_, now_cells) in zip(old, wanted, strict=True):
+                    for column, was, now in zip(shown, was_cells, now_cells, strict=True):
+                        if was != now:
+                            table.update_cell(key, column, now)
+                return
         chosen = self.selected()
-        table.clear()
-        for row in snap.rows:
-            table.add_row(*cells(row), key=row.role)
-        if chosen in names:
-            table.move_cursor(row=names.index(chosen), animate=False)
+        table.clear(columns=before is None or columns(before) != shown)
+        if not table.columns:
+            for column in shown:
+                table.add_column(column, key=column)
+        for key, row_cells in wanted:
+            table.add_row(*row_cells, key=key)
+        if chosen in keys:
+            table.move_cursor(row=keys.index(chosen), animate=False)
 
     def selected(self) -> str | None:
         """The role whose row the cursor is on."""
@@ -195,9 +249,15 @@ class WatchApp(App[None]):
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
     def _row(self) -> Row | None:
+        """The selected role of this host; None (and a line saying why) otherwise."""
         name = self.selected()
         if self.snap is None or name is None:
             self.notify("No role to show: no swarm is running.", severity="warning")
+            return None
+        cross = self.snap.cross
+        there = next((r for r in cross.roles if remote_key(r) == name), None) if cross else None
+        if there is not None:
+            self.notify(elsewhere(there))
             return None
         return next((r for r in self.snap.rows if r.role == name), None)
 
