@@ -26,6 +26,9 @@ PANE_LABEL = "@swarmforge_label"
 # tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
 # name with one of these would not be found again under the name it was given.
 _NAME_FORBIDDEN = SESSION_UNSAFE_CHARS
+# What a client says that reached a server on its way out; the command did not run.
+LOST_SERVER = b"server exited unexpectedly"
+LOST_SERVER_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -134,11 +137,18 @@ class Tmux:
         if spec.log is not None:
             # In the same call, before the server reads the pane's first output.
             chain.append(["pipe-pane", "-t", f"={spec.name}:", f"cat >> {shlex.quote(spec.log)}"])
-        result = self._run(*chain)
-        if result.ok:
-            return True
-        if self.has_session(spec.name):
-            return False  # another caller created it meanwhile
+        for _ in range(LOST_SERVER_TRIES):
+            result = self._run(*chain)
+            if result.ok:
+                return True
+            if self.has_session(spec.name):
+                return False  # another caller created it meanwhile
+            if LOST_SERVER not in result.stderr:
+                break
+            # The client reached a server that was just leaving (one a moment ago
+            # started only to read options, which exits with its last client): the
+            # session was not made, and the next call starts a server of its own.
+            time.sleep(0.05)
         raise self._error(f"start session '{spec.name}'", result)
 
     def pane_pid(self, name: str) -> int | None:
