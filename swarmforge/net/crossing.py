@@ -89,10 +89,16 @@ class Crossing:
                     self._said = exc.message
                 self._closing.wait(RETRY_CONNECT)
                 continue
+            except Exception:
+                if self._closing.is_set():
+                    return  # the daemon closed the transport under this attempt
+                raise
             self.log.info(
                 "connected to %s (project %s on the server)", self.transport.url, self.project
             )
             with self._lock:
+                if self._closing.is_set():
+                    return
                 self.connected = True
                 self._serve()
             self.wake()
