@@ -370,8 +370,10 @@ def test_a_real_headless_swarm_keeps_its_work_until_it_is_too_old(repo: Path) ->
     try:
         assert sf("send", "worker", "please work", cwd=repo).returncode == 0
         in_process = repo / ".worktrees" / "worker" / ".swarmforge" / "handoffs" / Box.IN_PROCESS
-        retry_until(lambda: in_process.is_dir() and any(in_process.iterdir()), timeout=30)
-        [held] = list(in_process.iterdir())
+        # Items only: taking one writes it under a hidden temporary name first.
+        items = lambda: [p for p in in_process.iterdir() if not p.name.startswith(".")]  # noqa: E731
+        retry_until(lambda: in_process.is_dir() and items() != [], timeout=30)
+        [held] = items()
         assert repair(str(repo)).repairs == []
         time.sleep(2)
         report = repair(str(repo), older_than="1s")
