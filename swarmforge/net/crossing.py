@@ -29,7 +29,7 @@ from concurrent.futures import Future
 from nats.errors import TimeoutError as NatsTimeout
 
 from swarmforge.handoff import message
-from swarmforge.net import relay
+from swarmforge.net import presence, relay
 from swarmforge.net.transport import Message, Transport, TransportError
 from swarmforge.roletable import RoleEntry
 from swarmforge.swarm.settings import TransportSettings
@@ -214,8 +214,6 @@ class Crossing:
         if now - self._beaten < BEAT_EVERY or not self.ready():
             return
         self._beaten = now
-        from swarmforge.net import presence
-
         try:
             beat = presence.local_beat(self.root)
             if beat is not None:

@@ -16,10 +16,17 @@ from __future__ import annotations
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+from swarmforge.git import command, mergecheck
 
 REF_PREFIX = "refs/swarmforge/commits/"
-# Never a prompt, and an ssh hub that does not answer is given up on.
+# What every git command that reaches the hub runs with: never a prompt, and an ssh
+# hub that does not answer is given up on.
 QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15"}
+
+
+def quiet_env() -> proc.Environment:
+    """This process's environment with QUIET: for git commands that reach the hub."""
+    return proc.child_env(QUIET)
 
 
 class HubError(SwarmforgeError):
@@ -33,7 +40,7 @@ def ref(commit: str) -> str:
 
 def _git(cwd: str, *args: str) -> proc.Completed:
     try:
-        return proc.run(["git", "-C", cwd, *args], env=proc.child_env(QUIET))
+        return command.run(cwd, *args, env=quiet_env())
     except (SwarmforgeError, OSError) as exc:
         raise HubError(f"git could not run: {exc}") from None
 
@@ -45,9 +52,12 @@ def _failed(what: str, hub: str, result: proc.Completed) -> HubError:
 
 
 def full_id(cwd: str, commit: str) -> str | None:
-    """The full id of commit `commit` in the repository at `cwd`, or None if it lacks it."""
-    result = _git(cwd, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}")
-    return result.stdout.decode().strip() or None if result.ok else None
+    """The full id of commit `commit` in the repository at `cwd`, or None if it lacks it
+    (looked up as the merge check looks it up: a branch spelt like it never stands in)."""
+    try:
+        return mergecheck.resolve(cwd, commit) if commit else None
+    except mergecheck.CheckFailed as exc:
+        raise HubError(str(exc)) from None
 
 
 def push(cwd: str, hub: str, commit: str) -> str:

@@ -29,6 +29,7 @@ from swarmforge.git.isolation import Isolation, isolated, worktree_name
 from swarmforge.git.names import branch_name, rescue_ref
 from swarmforge.git.rescue import snapshot
 from swarmforge.git.worktrees import remove
+from swarmforge.net.hub import quiet_env
 
 
 def base_ref(run_id: str) -> str:
@@ -54,7 +55,7 @@ class Clone:
 
     def check_hub(self) -> None:
         """SwarmforgeError in one line when the hub cannot be read from here."""
-        found = run(self.dir, "ls-remote", "--heads", self.hub)
+        found = run(self.dir, "ls-remote", "--heads", self.hub, env=quiet_env())
         if not found.ok:
             lines = found.stderr.decode(errors="replace").strip().splitlines()
             said = f": {lines[-1]}" if lines else ""
@@ -77,14 +78,22 @@ class Clone:
         if repo.commit_of(self.path, commit) is None:
             ref = base_ref(run_id)
             try:
-                git(self.path, "fetch", "--quiet", "--no-tags", self.hub, f"+{ref}:{ref}")
+                git(
+                    self.path,
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    self.hub,
+                    f"+{ref}:{ref}",
+                    env=quiet_env(),
+                )
             except GitFailed as exc:
                 raise SwarmforgeError(
                     f"cannot fetch {ref} from the hub: {_last_line(exc)}"
                 ) from None
             if repo.commit_of(self.path, commit) is None:
                 # The ref moved on (the run was resumed from another commit): ask for the commit.
-                run(self.path, "fetch", "--quiet", "--no-tags", self.hub, commit)
+                run(self.path, "fetch", "--quiet", "--no-tags", self.hub, commit, env=quiet_env())
             if repo.commit_of(self.path, commit) is None:
                 raise SwarmforgeError(f"the hub has no commit {commit}")
         if repo.open_checkout(self.path) is None or repo.commit_of(self.path, "HEAD") is None:
@@ -160,7 +169,7 @@ class Clone:
                 rescued = rescue_ref(run_id, task_id)
                 specs.append(f"+{commit}:{rescued}")
         try:
-            git(self.path, "push", "--quiet", "--no-verify", self.hub, *specs)
+            git(self.path, "push", "--quiet", "--no-verify", self.hub, *specs, env=quiet_env())
         except GitFailed as exc:
             raise SwarmforgeError(
                 f"cannot push {iso.branch} to the hub: {_last_line(exc)}"

@@ -21,7 +21,6 @@ The run's base commit (the project's HEAD) is pushed to the hub first, to
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -33,6 +32,7 @@ from pydantic import ValidationError
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git
+from swarmforge.net.hub import quiet_env
 from swarmforge.net.tasks import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
 from swarmforge.net.transport import Transport, TransportError
 from swarmforge.net.workclone import base_ref
@@ -43,7 +43,6 @@ from swarmforge.run.levels import Flight, Task
 from swarmforge.swarm.settings import TransportSettings
 
 ATTEMPT = "attempt:"
-QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ class Remote:
         self.transport.connect()
         self.queue.ensure()
         try:
-            env = {**os.environ, **QUIET}
+            env = quiet_env()
             git(
                 self.root,
                 "push",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge import proc
 from swarmforge.errors import CorruptFile
+from swarmforge.net.hub import QUIET
 from swarmforge.swarm import runrecord
 from swarmforge.swarm.doctor import Check, Status
 from swarmforge.swarm.runrecord import RunRecord
@@ -102,7 +103,7 @@ def _ls_remote(root: str, hub: str, timeout: float) -> str | None:
         child = proc.start(
             ["git", "ls-remote", hub, "HEAD"],
             cwd=root,
-            extra={"GIT_TERMINAL_PROMPT": "0"},
+            extra=QUIET,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
