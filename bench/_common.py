@@ -30,6 +30,23 @@ def git(cwd: Path | str, *args: str) -> str:
     return result.stdout.strip()
 
 
+def role_worktrees(
+    root: Path, roles: list[str] | tuple[str, ...], elsewhere: tuple[str, ...] = ()
+) -> dict[str, Path]:
+    """A worktree per role on branch swarm/bench/<role>, and the roles.tsv that names them;
+    `elsewhere`: roles another host runs, named in roles.tsv with no worktree here."""
+    trees, rows = {}, []
+    for role in [*roles, *elsewhere]:
+        tree = root / ".worktrees" / role
+        if role not in elsewhere:
+            git(root, "worktree", "add", "-q", "-b", f"swarm/bench/{role}", str(tree))
+            trees[role] = tree
+        rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
+    (root / ".swarmforge").mkdir(exist_ok=True)
+    (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
+    return trees
+
+
 def commit(tree: Path, path: str, text: str) -> str:
     """Commit `path` holding `text`; the commit's 10-character abbreviation."""
     (tree / path).write_text(text)

@@ -22,7 +22,10 @@ import time
 from pathlib import Path
 
 import psutil
-from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import (
+    git,  # bench/ is the script's directory, first on sys.path
+    role_worktrees,
+)
 from _common import queue as queue_draft
 
 from swarmforge.handoff import handoffd
@@ -37,15 +40,7 @@ def make_project(root: Path) -> dict[str, Path]:
     (root / "f").write_text("x\n")
     git(root, "add", "f")
     git(root, "commit", "-q", "-m", "init")
-    trees, rows = {}, []
-    for role in ROLES:
-        tree = root / ".worktrees" / role
-        git(root, "worktree", "add", "-q", "-b", f"swarm/bench/{role}", str(tree))
-        trees[role] = tree
-        rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
-    (root / ".swarmforge").mkdir()
-    (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
-    return trees
+    return role_worktrees(root, ROLES)
 
 
 def queue(sender: Path, recipients: list[str], seq: int) -> tuple[str, str]:

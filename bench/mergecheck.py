@@ -25,7 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import commit, git  # bench/ is the script's directory, first on sys.path
+from _common import (  # bench/ is the script's directory, first on sys.path
+    commit,
+    git,
+    role_worktrees,
+)
 from _common import delivered as timed
 
 from swarmforge.git import mergecheck
@@ -46,14 +50,7 @@ def make_project(root: Path, files: int) -> dict[str, Path]:
         (directory / f"f{i:05d}.txt").write_text(f"file {i}\nline two\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", f"{files} files")
-    trees, rows = {}, []
-    for role in ROLES:
-        tree = root / ".worktrees" / role
-        git(root, "worktree", "add", "-q", "-b", f"swarm/bench/{role}", str(tree))
-        trees[role] = tree
-        rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
-    (root / ".swarmforge").mkdir()
-    (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
+    trees = role_worktrees(root, ROLES)
     commit(trees["qa"], "src/d0000/f00000.txt", "qa's own line\n")
     return trees
 

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import commit, delivered, git  # bench/ is the script's directory, first on sys.path
+from _common import commit, delivered, git, role_worktrees  # bench/ is first on sys.path
 
 from swarmforge.handoff import handoffd
 from swarmforge.handoff.draft import Draft
@@ -64,20 +64,10 @@ def nats_server(store: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 def project(root: Path, local: list[str], remote: dict[str, str], toml: str) -> dict[str, Path]:
     """Worktrees for `local` roles, roles.tsv naming `remote` ones too, and the settings."""
-    trees, rows = {}, []
-    for role in local:
-        tree = root / ".worktrees" / role
-        git(root, "worktree", "add", "-q", "-b", f"swarm/bench/{role}", str(tree))
-        trees[role] = tree
-        rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
-    for role in remote:
-        tree = root / ".worktrees" / role
-        rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
-    (root / ".swarmforge").mkdir(exist_ok=True)
+    trees = role_worktrees(root, local, tuple(remote))
     (root / ".swarmforge" / "remote.tsv").write_text(
         "".join(f"{r}\t{h}\n" for r, h in remote.items())
     )
-    (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
     (root / "swarmforge").mkdir(exist_ok=True)
     (root / "swarmforge" / "swarmforge.toml").write_text(toml)
     return trees
