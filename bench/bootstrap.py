@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge import proc
+from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.settings import BootstrapSettings
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create
 from swarmforge.swarm import bootstrap
-from swarmforge.swarm.runrecord import RoleRecord
-from swarmforge.swarm.settings import BootstrapSettings
 
 TARGET = 1.3
 SETTINGS = BootstrapSettings(copy_paths=[".env"], symlink=["node_modules"])

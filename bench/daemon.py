@@ -28,7 +28,7 @@ from _common import (
 )
 from _common import queue as queue_draft
 
-from swarmforge.handoff import handoffd
+from swarmforge.daemon import handoffd
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
 

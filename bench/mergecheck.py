@@ -32,8 +32,9 @@ from _common import (  # bench/ is the script's directory, first on sys.path
 )
 from _common import delivered as timed
 
+from swarmforge.daemon import handoffd
 from swarmforge.git import mergecheck
-from swarmforge.handoff import handoffd, message
+from swarmforge.handoff import message
 from swarmforge.handoff.draft import Draft
 
 ROLES = ("coder", "hardener", "qa")  # coder's commits merge into qa cleanly, hardener's do not

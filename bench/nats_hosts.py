@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _common import commit, delivered, git, role_worktrees  # bench/ is first on sys.path
 
-from swarmforge.handoff import handoffd
+from swarmforge.daemon import handoffd
 from swarmforge.handoff.draft import Draft
 
 

@@ -35,10 +35,10 @@ from pathlib import Path
 
 from _common import git
 
+from swarmforge.config.settings import TransportSettings
 from swarmforge.run.orchestrator import Orchestrator
-from swarmforge.run.remote import Workers
+from swarmforge.run.remote.sender import Workers
 from swarmforge.run.spec import RunSpec
-from swarmforge.swarm.settings import TransportSettings
 
 SERVER = Path(sys.executable).with_name("nats-server")
 

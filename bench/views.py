@@ -58,13 +58,14 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
+from swarmforge.daemon import handoffd
+from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.wake import project_socket
 from swarmforge.events import EventLog, log_path
-from swarmforge.handoff import gate, handoffd
-from swarmforge.handoff.dispatcher import Paths
+from swarmforge.handoff import gate
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm.watchdata import Snapshot, snapshot
-from swarmforge.swarm.watchview import COLUMNS, WatchApp
+from swarmforge.views.watch import COLUMNS, WatchApp
+from swarmforge.views.watchdata import Snapshot, snapshot
 
 ROLES = ("specifier", "coder", "cleaner", "architect", "hardener", "qa")
 COCKPIT_ROLE, WATCH_ROLE = "qa", "coder"  # each view's latency has a queue of its own

@@ -27,11 +27,11 @@ import sys
 import tempfile
 import time
 
+from swarmforge.daemon.wake import WAKE_LINE, TmuxNotifier, project_socket
 from swarmforge.handoff import gate
-from swarmforge.handoff.notify import WAKE_LINE, TmuxNotifier, project_socket
 from swarmforge.rehearse.model import ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
-from swarmforge.swarm import launcher
+from swarmforge.swarm import session
 
 ROLES = {"coder": "claude", "cleaner": "codex"}
 SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the next wake-up
@@ -91,7 +91,7 @@ def measure(root: str, count: int) -> None:
     }
     try:
         started = time.time()
-        launcher.up(root, "tmux", stagger=0.0, role_env=env)
+        session.up(root, "tmux", stagger=0.0, role_env=env)
         firsts = {role: next_request(server, role, started) - started for role in ROLES}
         for role, seconds in firsts.items():
             print(f"up to first model request: {role} ({ROLES[role]}) {seconds * 1000:.0f} ms")
@@ -114,7 +114,7 @@ def measure(root: str, count: int) -> None:
             ratio = statistics.median(woken) / statistics.median(typed)
             print(f"{'ratio of medians (swarm / hand)':32s} {ratio:.2f}")
     finally:
-        launcher.down(root, purge=True)
+        session.down(root, purge=True)
         server.stop()
 
 

@@ -213,8 +213,8 @@ def record_run(
     """A headless run of the project's roles as `up` records it, written by hand: for tests
     of what only reads the record (views, status, repair, gc) without starting processes.
     `pids` gives roles a process (a live one makes the role alive to `status`)."""
-    from swarmforge.swarm import runrecord
-    from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+    from swarmforge.config import sessionrecord
+    from swarmforge.config.sessionrecord import RoleRecord, RunRecord
 
     roles = [
         RoleRecord(
@@ -239,4 +239,4 @@ def record_run(
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         roles=roles,
     )
-    runrecord.save(str(project.root), record)
+    sessionrecord.save(str(project.root), record)

@@ -14,20 +14,16 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
+from swarmforge.agents import codex as codexconf
+from swarmforge.agents import hints, lifecycle, probe
+from swarmforge.agents import state as agentstate
+from swarmforge.agents.hints import Hint
+from swarmforge.agents.state import Evidence, combine
+from swarmforge.config import sessionrecord
+from swarmforge.config.settings import parse_settings
+from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import CorruptFile
-from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import (
-    agenthint,
-    agentprobe,
-    agentstate,
-    codexconf,
-    lifecycle,
-    runrecord,
-    state,
-)
-from swarmforge.swarm.agenthint import Hint
-from swarmforge.swarm.agentstate import Evidence, combine
-from swarmforge.swarm.settings import parse_settings
+from swarmforge.swarm import status
 from tests.realagents import require_cli
 from tests.support import VENV_BIN, retry_until
 from tests.support import run_cli as sf
@@ -98,7 +94,7 @@ def test_an_item_in_process_with_nothing_moving_past_the_threshold_is_stalled() 
 
 
 def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
-    claude = agenthint.from_claude
+    claude = hints.from_claude
     assert claude({"hook_event_name": "PreToolUse"}) == ("working", "claude PreToolUse")
     assert claude({"hook_event_name": "Stop"}) == ("idle", "claude Stop")
     asked = {"hook_event_name": "Notification", "notification_type": "permission_prompt"}
@@ -106,13 +102,13 @@ def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
     reminded = {"hook_event_name": "Notification", "message": "Claude is waiting for your input"}
     assert claude(reminded) == ("idle", "claude Notification")
     assert claude({"hook_event_name": "SessionEnd"}) is None
-    assert agenthint.from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
+    assert hints.from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
     env = {"SWARMFORGE_PROJECT": str(tmp_path), "SWARMFORGE_ROLE": "coder"}
-    assert agenthint.record(env, "codex", '{"type": "agent-turn-complete"}')
-    hint = agenthint.read_hint(str(tmp_path), "coder")
+    assert hints.record(env, "codex", '{"type": "agent-turn-complete"}')
+    hint = hints.read_hint(str(tmp_path), "coder")
     assert hint is not None and (hint.state, hint.source) == ("idle", "codex notify")
-    assert not agenthint.record({}, "claude", '{"hook_event_name": "Stop"}')
-    assert not agenthint.record(env, "claude", "not json")
+    assert not hints.record({}, "claude", '{"hook_event_name": "Stop"}')
+    assert not hints.record(env, "claude", "not json")
 
 
 def test_the_callback_never_fails_the_agent(tmp_path: Path) -> None:
@@ -136,7 +132,7 @@ def test_the_stall_threshold_is_a_duration_and_a_bad_one_names_file_and_value() 
 
 
 def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: Path) -> None:
-    codex = agenthint.from_codex
+    codex = hints.from_codex
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse"):
         assert codex({"hook_event_name": event, "tool_name": "Bash"}) == (
             "working",
@@ -151,10 +147,10 @@ def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: 
     turn_over = '{"type": "agent-turn-complete", "thread-id": "t"}'
     # Without hooks, notify is codex's only word; once a hook spoke, notify is not heard:
     # it also fires when codex's session-title side thread ends, mid-turn.
-    assert agenthint.record(env, "codex", turn_over)
-    assert agenthint.record(env, "codex", '{"hook_event_name": "PreToolUse"}')
-    assert not agenthint.record(env, "codex", turn_over)
-    hint = agenthint.read_hint(str(tmp_path), "cleaner")
+    assert hints.record(env, "codex", turn_over)
+    assert hints.record(env, "codex", '{"hook_event_name": "PreToolUse"}')
+    assert not hints.record(env, "codex", turn_over)
+    hint = hints.read_hint(str(tmp_path), "cleaner")
     assert hint is not None and (hint.state, hint.source) == ("working", "codex PreToolUse")
     assert hint.both_sides and not Hint("idle", NOW, "codex notify").both_sides
 
@@ -251,22 +247,22 @@ def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) 
     logs.mkdir(parents=True)
     log = logs / "cleaner.log"
     log.write_bytes(REPORTS)
-    first = agentprobe._report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
+    first = probe._report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
     assert first is not None and (first.state, first.at) == ("waiting", NOW)
     before = agentstate.StateRecord(
         role="cleaner", run_id="r", state="waiting", since="s", report=first
     )
     # Seen again later: known since it was first seen.
-    again = agentprobe._report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
+    again = probe._report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
     assert again == first
     # Pushed out of the window by a long turn's redraws: it still stands.
-    log.write_bytes(REPORTS + b"x" * agentprobe.REPORT_WINDOW)
+    log.write_bytes(REPORTS + b"x" * probe.REPORT_WINDOW)
     size = log.stat().st_size
-    assert agentprobe._report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
+    assert probe._report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
     # A new report replaces it, from the moment it is seen.
     log.write_bytes(log.read_bytes() + b"\x1b]7501;state=working:app=codex\x1b\\")
     size = log.stat().st_size
-    newer = agentprobe._report(str(tmp_path), "cleaner", before, size, NOW + 6)
+    newer = probe._report(str(tmp_path), "cleaner", before, size, NOW + 6)
     assert newer is not None and (newer.state, newer.at) == ("working", NOW + 6)
 
 
@@ -287,17 +283,17 @@ def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
     nothing_left(repo)
 
 
-def agent_state(repo: Path, role: str) -> state.AgentState | None:
-    record = runrecord.load(str(repo))
+def agent_state(repo: Path, role: str) -> status.AgentState | None:
+    record = sessionrecord.load(str(repo))
     assert record is not None
     found = record.role(role)
     assert found is not None
-    return state.role_status(str(repo), record, found, 0.0).agent_state
+    return status.role_status(str(repo), record, found, 0.0).agent_state
 
 
 def wait_state(
     repo: Path, role: str, wanted: str, because: str = "", timeout: float = 60
-) -> state.AgentState:
+) -> status.AgentState:
     """Poll until `role`'s agent is in state `wanted` for a reason naming `because`."""
     seen: list[str] = []
 
@@ -411,7 +407,7 @@ def tool_results(live: LiveSwarm, role: str) -> list[str]:
 
 def reported(repo: Path, role: str) -> tuple[str, str] | None:
     """The state and source of the last status report recorded of `role`'s terminal."""
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None
     found = agentstate.load_record(str(repo), role, record.run_id)
     report = found.report if found is not None else None
@@ -420,7 +416,7 @@ def reported(repo: Path, role: str) -> tuple[str, str] | None:
 
 def press(repo: Path, role: str, key: str) -> None:
     """Type `key` into `role`'s tmux pane, as a person would."""
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     found = record.role(role) if record is not None else None
     assert found is not None
     socket = project_socket(str(repo))
@@ -442,7 +438,7 @@ def test_codex_without_hooks_works_while_its_tool_call_runs_by_its_terminal_stat
     assert shown.reason == "codex terminal status says its turn ended"
     assert len(tool_results(live, "cleaner")) == 1
     # Its notify program said so too; it is heard only when codex says nothing else.
-    hint = agenthint.read_hint(str(repo), "cleaner")
+    hint = hints.read_hint(str(repo), "cleaner")
     assert hint is not None and (hint.state, hint.source) == ("idle", "codex notify")
     retry_until(lambda: recorded_states(repo, "cleaner")[-2:] == ["working", "idle"])
 
@@ -460,7 +456,7 @@ def test_codex_works_by_its_hooks_while_its_tool_call_runs(repo: Path, live: Liv
     assert shown.reason == "codex Stop says its turn ended"
     assert len(tool_results(live, "cleaner")) == 1
     # Its notify program (which also fires for codex's side threads) was not heard.
-    hint = agenthint.read_hint(str(repo), "cleaner")
+    hint = hints.read_hint(str(repo), "cleaner")
     assert hint is not None and hint.source == "codex Stop"
 
 
@@ -482,7 +478,7 @@ def test_codex_at_its_approval_dialog_is_waiting(
     retry_until(lambda: "waiting" in recorded_states(repo, "cleaner"))
     # codex said so itself: by its PermissionRequest hook, or its terminal status.
     if hooked:
-        hint = agenthint.read_hint(str(repo), "cleaner")
+        hint = hints.read_hint(str(repo), "cleaner")
         word = (hint.state, hint.source) if hint is not None else None
         assert word == ("waiting", "codex PermissionRequest")
     else:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.agents import commands
+from swarmforge.agents.commands import Launch, agent_argv, exec_argv, launch_argv, role_argv
+from swarmforge.config.conf import RoleSpec, parse_config
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import agents
-from swarmforge.swarm.agents import Launch, agent_argv, exec_argv, launch_argv, role_argv
-from swarmforge.swarm.config import RoleSpec, parse_config
 
 TREE = "/work/project/.worktrees/coder"
 PROMPT_FILE = "/work/project/.swarmforge/prompts/coder.md"
@@ -42,7 +42,7 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
         "-n",
         "SwarmForge Coder",
         "--settings",
-        agents.claude_settings(True),
+        commands.claude_settings(True),
         "--model",
         "opus 4",
         "--",
@@ -53,22 +53,22 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
 def test_claude_without_allow_helpers_gets_only_its_state_hooks() -> None:
     argv = agent_argv(role("window coder claude coder"), NO_HELPERS)
     settings = json.loads(argv[argv.index("--settings") + 1])
-    assert "permissions" not in settings and set(settings["hooks"]) == set(agents.CLAUDE_HOOKS)
+    assert "permissions" not in settings and set(settings["hooks"]) == set(commands.CLAUDE_HOOKS)
     assert argv[-2:] == ["--", TEXT]
-    hooks = json.loads(agents.claude_settings(True))["hooks"]["Stop"][0]["hooks"]
+    hooks = json.loads(commands.claude_settings(True))["hooks"]["Stop"][0]["hooks"]
     assert hooks == [{"type": "command", "command": "swarmforge agent-state --agent claude"}]
 
 
 def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
     from swarmforge.cli.helpers import SCRIPTS
 
-    assert agents.helper_settings() == HELPERS_JSON
-    allowed = json.loads(agents.helper_settings())["permissions"]["allow"]
+    assert commands.helper_settings() == HELPERS_JSON
+    allowed = json.loads(commands.helper_settings())["permissions"]["allow"]
     assert allowed == [f"Bash({name}:*)" for name in SCRIPTS]
 
 
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
-    shell = ["-c", "allow_login_shell=false", *agents.CODEX_REPORTS]
+    shell = ["-c", "allow_login_shell=false", *commands.CODEX_REPORTS]
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",
@@ -158,7 +158,7 @@ def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
         TREE,
         "-c",
         "allow_login_shell=false",
-        *agents.CODEX_REPORTS,
+        *commands.CODEX_REPORTS,
         "--note",
         "a; rm -rf / #",
         "--",
@@ -198,17 +198,17 @@ def test_a_command_with_a_slash_is_found_from_the_worktree(tmp_path: Path) -> No
     launch = Launch(str(tmp_path), PROMPT_FILE, TEXT)
     spec = role("window t exec t ./scripts/check.sh --fast")
     assert launch_argv(spec, launch, path="") == ["./scripts/check.sh", "--fast"]
-    found = agents.find_executable("./scripts/check.sh", path="", cwd=str(tmp_path))
+    found = commands.find_executable("./scripts/check.sh", path="", cwd=str(tmp_path))
     assert found is not None and os.path.samefile(found, tmp_path / "scripts" / "check.sh")
-    assert agents.find_executable("scripts/plain.txt", path="", cwd=str(tmp_path)) is None
+    assert commands.find_executable("scripts/plain.txt", path="", cwd=str(tmp_path)) is None
 
 
 PRINTOUT = "TASK: /p/in_process/x.handoff\nFROM: user\nTYPE: note\nPRIORITY: 50\nPAYLOAD:\n-x\n"
-PROMPT = f"{TEXT}\n{agents.HEADLESS_NOTE}\n{PRINTOUT}"
+PROMPT = f"{TEXT}\n{commands.HEADLESS_NOTE}\n{PRINTOUT}"
 
 
 def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> None:
-    invocation = agents.item_invocation(
+    invocation = commands.item_invocation(
         role("window coder claude coder --allowedTools Edit Read"), LAUNCH, PRINTOUT
     )
     assert invocation.argv == [
@@ -219,7 +219,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        agents.claude_settings(True),
+        commands.claude_settings(True),
         "--allowedTools",
         "Edit",
         "Read",
@@ -227,7 +227,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         PROMPT,
     ]
     assert invocation.stdin == b""
-    quiet = agents.headless_argv(role("window coder claude coder"), NO_HELPERS, "p")
+    quiet = commands.headless_argv(role("window coder claude coder"), NO_HELPERS, "p")
     assert quiet == [
         "claude",
         "-p",
@@ -236,16 +236,16 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        agents.claude_settings(False),
+        commands.claude_settings(False),
         "--",
         "p",
     ]
-    bare = agents.headless_argv(role("window coder claude coder"), Launch(TREE, "", TEXT), "p")
+    bare = commands.headless_argv(role("window coder claude coder"), Launch(TREE, "", TEXT), "p")
     assert bare[:2] == ["claude", "-p"] and "--append-system-prompt-file" not in bare
 
 
 def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> None:
-    invocation = agents.item_invocation(role("window coder codex coder -m o3"), LAUNCH, PRINTOUT)
+    invocation = commands.item_invocation(role("window coder codex coder -m o3"), LAUNCH, PRINTOUT)
     assert invocation.argv == [
         "codex",
         "exec",
@@ -262,22 +262,22 @@ def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> Non
 
 
 def test_a_prompt_too_long_for_one_argument_goes_on_stdin() -> None:
-    long = PRINTOUT + "x" * agents.MAX_PROMPT_ARG
-    claude = agents.item_invocation(role("window coder claude coder"), LAUNCH, long)
-    assert claude.argv[-2:] == ["--settings", agents.claude_settings(True)]
-    assert claude.stdin == f"{TEXT}\n{agents.HEADLESS_NOTE}\n{long}".encode()
-    codex = agents.item_invocation(role("window coder codex coder"), LAUNCH, long)
+    long = PRINTOUT + "x" * commands.MAX_PROMPT_ARG
+    claude = commands.item_invocation(role("window coder claude coder"), LAUNCH, long)
+    assert claude.argv[-2:] == ["--settings", commands.claude_settings(True)]
+    assert claude.stdin == f"{TEXT}\n{commands.HEADLESS_NOTE}\n{long}".encode()
+    codex = commands.item_invocation(role("window coder codex coder"), LAUNCH, long)
     assert codex.argv[-2:] == ["--", "-"] and codex.stdin == claude.stdin
 
 
 def test_exec_roles_get_the_printout_on_stdin_and_other_agents_have_no_headless_mode() -> None:
     spec = role("window tests exec tests batch ./check.sh -q")
-    invocation = agents.item_invocation(spec, LAUNCH, PRINTOUT)
+    invocation = commands.item_invocation(spec, LAUNCH, PRINTOUT)
     assert (invocation.argv, invocation.stdin) == (["./check.sh", "-q"], PRINTOUT.encode())
-    looping = {a: agents.loops_headless(role(f"window c {a} c x")) for a in ("exec", "claude")}
+    looping = {a: commands.loops_headless(role(f"window c {a} c x")) for a in ("exec", "claude")}
     assert looping == {"exec": True, "claude": True}
     for agent in ("copilot", "grok", "aider"):
         spec = role(f"window coder {agent} coder")
-        assert not agents.loops_headless(spec)
+        assert not commands.loops_headless(spec)
         with pytest.raises(SwarmforgeError, match=f"agent '{agent}' is interactive"):
-            agents.item_invocation(spec, LAUNCH, PRINTOUT)
+            commands.item_invocation(spec, LAUNCH, PRINTOUT)

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from swarmforge.alerts import Alerts, bell, payload, ring, trigger_of
+from swarmforge.config.settings import NotifySettings
+from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
-from swarmforge.swarm.settings import NotifySettings
 from tests.support import Project, retry_until
 from tests.support import run_cli as sf
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config import sessionrecord
+from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff.notify import project_socket
-from swarmforge.swarm import runrecord
-from swarmforge.swarm.attach import OVERVIEW, attach_command, overview_socket, plan
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
-from swarmforge.swarm.tmux import Tmux
+from swarmforge.tmux import Tmux
+from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
 from tests.support import VENV_BIN, copy_tree, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import fake_agent, make_swarm
@@ -163,7 +163,7 @@ def _record(repo: Path, backend: str) -> None:
         session="swarmforge-coder",
     )
     (repo / ".swarmforge").mkdir(exist_ok=True)
-    runrecord.save(
+    sessionrecord.save(
         str(repo),
         RunRecord.model_validate(
             {

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.swarm import runrecord, tagging
+from swarmforge import tagging
+from swarmforge.config import sessionrecord
 from tests.support import retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
@@ -44,7 +45,7 @@ def project(repo: Path, roles: list[str], toml: str) -> Path:
 
 
 def worktree(repo: Path, role: str) -> Path:
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None
     found = record.role(role)
     assert found is not None
@@ -96,7 +97,7 @@ setup = ["echo one >> order.txt; echo said-one", "echo two >> order.txt; echo $P
         assert os.readlink(tree / "node_modules") == str(repo / "node_modules")
         assert (tree / "README").read_text() == "project\n"
         assert (tree / "order.txt").read_text() == "one\ntwo\n"
-        port = runrecord.load(str(repo)).role("web").port  # type: ignore[union-attr]
+        port = sessionrecord.load(str(repo)).role("web").port  # type: ignore[union-attr]
         assert (tree / "port.txt").read_text() == f"{port}\n"
         log = log_of(repo, "web")
         assert "skipped README: git tracks it" in log
@@ -213,7 +214,7 @@ def test_bad_bootstrap_settings_name_the_file_and_the_key(repo: Path) -> None:
         r = sf("up", "--backend", "headless", cwd=repo)
         assert r.returncode != 0
         assert "swarmforge.toml" in r.stderr and key in r.stderr, r.stderr
-        assert runrecord.load(str(repo)) is None
+        assert sessionrecord.load(str(repo)) is None
     assert not (repo / ".worktrees").exists()
 
 

@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
-from swarmforge.alerts import Alerts
+from swarmforge.agents.tokens import claude_project_dir
+from swarmforge.config import sessionrecord
+from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.settings import NotifySettings, parse_settings
+from swarmforge.daemon import budget
+from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import BUDGET_STATE
-from swarmforge.swarm import budget, runrecord
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
-from swarmforge.swarm.settings import NotifySettings, parse_settings
-from swarmforge.swarm.state import status
-from swarmforge.swarm.tokens import claude_project_dir
+from swarmforge.swarm.status import status
 from tests.support import Project, retry_until
 from tests.support import run_cli as sf
 from tests.test_alerts import RECORDER, recorded
@@ -60,7 +61,7 @@ class Swarm:
             started_at=_stamp(ago=60),
             roles=self.roles,
         )
-        runrecord.save(str(root), self.record)
+        sessionrecord.save(str(root), self.record)
         (root / "swarmforge").mkdir(exist_ok=True)
         (root / "swarmforge" / "swarmforge.toml").write_text(settings)
         self.messages = 0
@@ -130,7 +131,7 @@ def test_a_role_crossing_its_budget_is_reported_once_even_after_a_restart(
     (event,) = swarm.crossings()
     assert {k: v for k, v in event.items() if k != "ts"} == {"kind": "budget-crossed", **expected}
     # The next run has its budgets again.
-    runrecord.save(str(swarm.root), swarm.record.model_copy(update={"run_id": "r2"}))
+    sessionrecord.save(str(swarm.root), swarm.record.model_copy(update={"run_id": "r2"}))
     assert [c["run_id"] for c in swarm.check()] == ["r2"]
 
 

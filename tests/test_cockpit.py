@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from swarmforge.swarm import cockpit
+from swarmforge.views import cockpit
 from tests.realagents import VENV_BIN, require_cli
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from swarmforge.config import conf as sfconfig
+from swarmforge.config.conf import RoleSpec, SwarmConfig, load_config, parse_config
+from swarmforge.config.prompts import shipped_packs_dir, shipped_roles_dir
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.swarm import config as sfconfig
-from swarmforge.swarm.config import RoleSpec, SwarmConfig, load_config, parse_config
-from swarmforge.swarm.prompts import shipped_packs_dir, shipped_roles_dir
 
 CONF = "/p/swarmforge/swarmforge.conf"
 

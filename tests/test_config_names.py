@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from swarmforge.config.conf import RoleSpec, load_config, parse_config
 from swarmforge.errors import CorruptFile
 from swarmforge.roletable import parse_roles, role_name_problem
-from swarmforge.swarm.config import RoleSpec, load_config, parse_config
 from tests.support import git, run_cli
 
 CONF = "/p/swarmforge/swarmforge.conf"

@@ -16,10 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge.handoff import handoffd, message, notify
-from swarmforge.handoff.dispatcher import Dispatcher, Paths
+from swarmforge.daemon import handoffd, wake
+from swarmforge.daemon.arrivals import Watcher
+from swarmforge.daemon.dispatcher import Dispatcher, Paths
+from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
-from swarmforge.handoff.watch import Watcher
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import queue_note as send
 from tests.support import run_cli as sf
@@ -131,7 +132,7 @@ def test_once_delivers_what_is_there(swarm: Project) -> None:
 def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
     """Where the system offers no event source the daemon polls, and still delivers on wake."""
     paths = Paths(str(swarm.root))
-    dispatcher = Dispatcher(str(swarm.root), notify.Notifier(), logging.getLogger("test-polling"))
+    dispatcher = Dispatcher(str(swarm.root), wake.Notifier(), logging.getLogger("test-polling"))
     dispatcher.load_roles()
     watcher = Watcher(dispatcher.changed, inotify=False, native=False)
     watcher.start()
@@ -266,7 +267,7 @@ def test_sigkill_at_random_moments_never_loses_doubles_or_shows_a_partial_copy(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_tmux_wakes_an_interactive_agent(swarm: Project, tmp_path: Path) -> None:
-    socket = notify.project_socket(str(swarm.root))
+    socket = wake.project_socket(str(swarm.root))
     heard = tmp_path / "heard.txt"
     agent = f"import sys\nfor line in sys.stdin:\n    open({str(heard)!r}, 'a').write(line)\n"
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
@@ -277,8 +278,8 @@ def test_tmux_wakes_an_interactive_agent(swarm: Project, tmp_path: Path) -> None
         r = sf("daemon", "start", "--notify", "tmux", cwd=swarm.root)
         assert r.returncode == 0, r.stderr
         send(swarm, "coder", "qa,cleaner", "wake up")
-        retry_until(lambda: heard.exists() and notify.WAKE_LINE in heard.read_text())
-        assert heard.read_text() == notify.WAKE_LINE + "\n"
+        retry_until(lambda: heard.exists() and wake.WAKE_LINE in heard.read_text())
+        assert heard.read_text() == wake.WAKE_LINE + "\n"
         log = Path(Paths(str(swarm.root)).log).read_text()
         assert "delivered" in log and "failed" not in log  # cleaner has no session: skipped
     finally:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import tagging
 from swarmforge.cli.demo_cmd import farewell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import message
-from swarmforge.swarm import tagging
-from swarmforge.swarm.demo import claim_directory
+from swarmforge.rehearse.demo import claim_directory
 from tests.support import VENV_BIN, copy_tree, git, run_cli
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.swarm import artifacts, disk, runrecord
+from swarmforge.config import sessionrecord
+from swarmforge.swarm import artifacts, disk
 from tests.support import Project, git, record_run, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
@@ -223,7 +224,7 @@ def test_gc_artifacts_leaves_a_running_role_alone_until_it_stops(repo: Path) -> 
     make_swarm(repo, "window worker exec worker task sh -c 'cat; sleep 30'\n")
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
     try:
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         tree = Path(record.roles[0].path)
         retry_until(lambda: tree.is_dir())

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config.conf import parse_config
+from swarmforge.config.settings import parse_settings
 from swarmforge.rehearse.script import check_roles, parse_script
 from swarmforge.run.specfile import parse_spec
-from swarmforge.swarm.config import parse_config
-from swarmforge.swarm.settings import parse_settings
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.swarm import agentconf, doctor, runrecord
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+from swarmforge.agents import trust
+from swarmforge.config import sessionrecord
+from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.doctor import local
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
 
@@ -44,7 +46,7 @@ def sf(
 
 def seeded(tmp_path: Path, root: Path) -> dict[str, str]:
     """The environment of a home where claude and codex would start in `root` unasked."""
-    return agentconf.seed_home(str(tmp_path / "home"), str(root), api_key="sk-test").env()
+    return trust.seed_home(str(tmp_path / "home"), str(root), api_key="sk-test").env()
 
 
 def checks(r: subprocess.CompletedProcess[str]) -> dict[str, dict[str, str]]:
@@ -166,7 +168,7 @@ def test_missing_prompts_and_a_broken_config_fail(tmp_path: Path, agents: Path) 
 def test_a_repository_without_a_commit_is_a_warning(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    check = doctor.check_repository(str(root))
+    check = local.check_repository(str(root))
     assert check.status == "warn" and "`swarmforge up`" in check.fix
 
 
@@ -174,11 +176,11 @@ def test_a_stale_daemon_pid_file_is_a_warning_pointing_at_gc(tmp_path: Path) -> 
     pid_file = tmp_path / ".swarmforge" / "daemon" / "handoffd.pid"
     pid_file.parent.mkdir(parents=True)
     pid_file.write_text("4194000\n")
-    check = doctor.check_daemon(str(tmp_path))
+    check = local.check_daemon(str(tmp_path))
     assert check.status == "warn" and "4194000" in check.detail
     assert "swarmforge gc" in check.fix
     pid_file.unlink()
-    assert doctor.check_daemon(str(tmp_path)) == doctor.Check("daemon", "ok", "not running")
+    assert local.check_daemon(str(tmp_path)) == local.Check("daemon", "ok", "not running")
 
 
 def _record(root: Path, state: str, present: bool) -> RunRecord:
@@ -210,28 +212,28 @@ def _record(root: Path, state: str, present: bool) -> RunRecord:
 def test_the_run_record_state_and_worktrees(tmp_path: Path) -> None:
     runrecord_dir = tmp_path / ".swarmforge"
     runrecord_dir.mkdir()
-    assert [c.status for c in doctor.check_run(str(tmp_path))] == ["ok"]
-    runrecord.save(str(tmp_path), _record(tmp_path, "stopped", present=True))
-    run, trees = doctor.check_run(str(tmp_path))
+    assert [c.status for c in local.check_run(str(tmp_path))] == ["ok"]
+    sessionrecord.save(str(tmp_path), _record(tmp_path, "stopped", present=True))
+    run, trees = local.check_run(str(tmp_path))
     assert (run.status, trees.status) == ("ok", "ok") and "stopped" in run.detail
-    runrecord.save(str(tmp_path), _record(tmp_path / "other", "running", present=False))
-    run, trees = doctor.check_run(str(tmp_path))
+    sessionrecord.save(str(tmp_path), _record(tmp_path / "other", "running", present=False))
+    run, trees = local.check_run(str(tmp_path))
     assert run.status == "warn" and "swarmforge gc" in run.fix
     assert trees.status == "warn" and "coder" in trees.detail
     (runrecord_dir / "run.json").write_text("{not json")
-    (broken,) = doctor.check_run(str(tmp_path))
+    (broken,) = local.check_run(str(tmp_path))
     assert broken.status == "FAIL" and "run.json" in broken.detail
 
 
 def test_python_and_tool_versions_are_compared_to_the_minimums() -> None:
-    assert doctor.check_python((3, 10, 9)).status == "FAIL"
-    assert doctor.check_python().status == "ok"
-    assert doctor.check_git().detail.startswith("git version")
+    assert local.check_python((3, 10, 9)).status == "FAIL"
+    assert local.check_python().status == "ok"
+    assert local.check_git().detail.startswith("git version")
 
 
 def test_doctor_finds_the_project_from_inside_it(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
-    assert doctor.find_project(str(root / "swarmforge" / "roles")) == str(root)
-    assert doctor.find_project(str(tmp_path)) == str(tmp_path)
-    assert doctor.locate_project(str(tmp_path)) is None
-    assert doctor.locate_project(str(root)) == str(root)
+    assert local.find_project(str(root / "swarmforge" / "roles")) == str(root)
+    assert local.find_project(str(tmp_path)) == str(tmp_path)
+    assert local.locate_project(str(tmp_path)) is None
+    assert local.locate_project(str(root)) == str(root)

@@ -16,11 +16,11 @@ import pytest
 
 from swarmforge import events
 from swarmforge.cli.events_cmd import since_stamp
+from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec import RunSpec, run_id
-from swarmforge.swarm import runrecord
 from tests.support import VENV_BIN, Project, retry_until, run_script
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
@@ -273,7 +273,7 @@ def test_agent_exits_and_restarts_then_follow_ends_with_the_swarm(repo: Path) ->
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
     follower = None
     try:
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         started = lambda: logged(repo, "agent-started")  # noqa: E731
         retry_until(lambda: any(e["restarts"] == 1 for e in started()), timeout=30)

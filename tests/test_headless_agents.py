@@ -13,17 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.agents import commands
+from swarmforge.agents.commands import Invocation
+from swarmforge.config import prompts, sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.config.roster import SwarmConfig
+from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.daemon.dispatcher import Dispatcher
+from swarmforge.daemon.wake import Notifier
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import gate, message
-from swarmforge.handoff.dispatcher import Dispatcher
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.handoff.notify import Notifier
-from swarmforge.swarm import agents, placement, prompts, roles, runrecord
-from swarmforge.swarm.agents import Invocation
-from swarmforge.swarm.config import load_config
+from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.execrole import RETRIES, ExecRole, item_command
-from swarmforge.swarm.roster import SwarmConfig
-from swarmforge.swarm.runrecord import RunRecord
 from tests.realagents import require_cli
 from tests.support import BIN, VENV_BIN, Project
 from tests.test_swarm import make_swarm
@@ -47,7 +49,7 @@ class Swarm:
         self.env = {"PATH": str(tools)}
 
     def command(self, name: str, backend: str | None = None) -> list[str]:
-        return roles.command(self.root, self.config, self.records[name], self.env, backend)
+        return rolecommand.command(self.root, self.config, self.records[name], self.env, backend)
 
     def loop(self, name: str) -> list[str]:
         return [sys.executable, "-m", "swarmforge", "role-loop", "--project", self.root, name]
@@ -78,7 +80,7 @@ def test_headless_claude_and_codex_roles_run_the_loop(swarm: Swarm) -> None:
 def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
     coder = swarm.command("coder", "tmux")
     assert coder[0] == "claude" and "-p" not in coder
-    assert coder[coder.index("--settings") + 1] == agents.claude_settings(True)
+    assert coder[coder.index("--settings") + 1] == commands.claude_settings(True)
     assert coder[-1] == prompts.instruction_text("coder")
     fixer = swarm.command("fixer", "tmux")
     assert fixer == [
@@ -87,7 +89,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
         swarm.records["fixer"].path,
         "-c",
         "allow_login_shell=false",
-        *agents.CODEX_REPORTS,
+        *commands.CODEX_REPORTS,
         "-m",
         "o3",
         "--",
@@ -107,7 +109,7 @@ def test_the_backend_defaults_to_the_runs(swarm: Swarm) -> None:
         roles=list(swarm.records.values()),
     )
     Path(swarm.root, ".swarmforge").mkdir()
-    runrecord.save(swarm.root, record)
+    sessionrecord.save(swarm.root, record)
     assert swarm.command("coder") == swarm.loop("coder")
     assert swarm.command("coder", "tmux")[0] == "claude"
 
@@ -124,7 +126,7 @@ def test_allow_helpers_false_leaves_claude_only_its_state_hooks(swarm: Swarm) ->
     Path(swarm.root, "swarmforge", "swarmforge.toml").write_text(
         "[roles.coder]\nallow_helpers = false\n"
     )
-    only_hooks = agents.claude_settings(False)
+    only_hooks = commands.claude_settings(False)
     tmux = swarm.command("coder", "tmux")
     assert tmux[tmux.index("--settings") + 1] == only_hooks
     invocation = item_command(swarm.root, swarm.config, swarm.records["coder"])("TASK: x\n")
@@ -135,10 +137,10 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
     printout = "TASK: /t/x.handoff\nFROM: user\nPAYLOAD:\nwork\n"
     claude = item_command(swarm.root, swarm.config, swarm.records["coder"])(printout)
     instructions = prompts.instruction_path(swarm.root, "coder")
-    launch = agents.Launch(
+    launch = commands.Launch(
         swarm.records["coder"].path, instructions, prompts.instruction_text("coder")
     )
-    prompt = agents.headless_prompt(launch, printout)
+    prompt = commands.headless_prompt(launch, printout)
     assert prompt.startswith(prompts.instruction_text("coder")) and prompt.endswith(printout)
     assert claude == Invocation(
         [
@@ -149,7 +151,7 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
             "--permission-mode",
             "acceptEdits",
             "--settings",
-            agents.claude_settings(True),
+            commands.claude_settings(True),
             "--model",
             "sonnet",
             "--",
@@ -316,7 +318,7 @@ def _real_agent_loop(repo: Path, agent: str, env: dict[str, str], log: Path) -> 
     config = load_config(root)
     (record,) = placement.plan(root, config, "run1")
     placement.write_roles_tsv(root, config, [record])
-    roles.write_instructions(root, config)
+    rolecommand.write_instructions(root, config)
     # The user's request goes the whole way: send, delivery, then the loop takes it.
     gate.send(root, "coder", "Add a greeting.\nSay hello in README.")
     Dispatcher(root, Notifier(), LOG).run_once()

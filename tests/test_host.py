@@ -12,7 +12,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from swarmforge import host
-from swarmforge.handoff.watch import Watcher, wakes
+from swarmforge.daemon.arrivals import Watcher, wakes
 from tests.support import retry_until
 
 WAYS = [

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.daemon.dispatcher import Dispatcher
+from swarmforge.daemon.wake import Notifier
+from swarmforge.doctor import local
 from swarmforge.handoff import delivery, gate, receive
-from swarmforge.handoff.dispatcher import Dispatcher
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
-from swarmforge.handoff.notify import Notifier
 from swarmforge.handoff.printout import task_text
-from swarmforge.swarm import doctor
 from tests.support import Project, git
 
 NOTE = "type: note\nto: {to}\npriority: 50\nmessage: hello\n"
@@ -164,17 +164,17 @@ def test_a_tracked_outbox_file_is_failed_never_delivered(project: Project) -> No
 
 
 def test_doctor_fails_on_tracked_state_dirs(repo: Path) -> None:
-    assert doctor.check_tracked_state(str(repo)).status == "ok"
+    assert local.check_tracked_state(str(repo)).status == "ok"
     commit_file(repo, ".swarmforge/roles.tsv", "x\n")
     commit_file(repo, ".worktrees/coder/file", "x\n")
-    found = doctor.check_tracked_state(str(repo))
+    found = local.check_tracked_state(str(repo))
     assert found.status == "FAIL"
     assert ".swarmforge/" in found.detail and ".worktrees/" in found.detail
     assert "git rm -r --cached" in found.fix
 
 
 def test_doctor_outside_git_has_no_tracked_state(tmp_path: Path) -> None:
-    assert doctor.check_tracked_state(str(tmp_path)).status == "ok"
+    assert local.check_tracked_state(str(tmp_path)).status == "ok"
 
 
 @pytest.mark.parametrize("state_dir", [".swarmforge", ".worktrees"])

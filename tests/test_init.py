@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config import scaffold
+from swarmforge.config.conf import load_config, parse_config
+from swarmforge.config.prompts import shipped_articles_dir, shipped_packs_dir, shipped_roles_dir
+from swarmforge.config.scaffold import packs
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import scaffold
-from swarmforge.swarm.config import load_config, parse_config
-from swarmforge.swarm.prompts import shipped_articles_dir, shipped_packs_dir, shipped_roles_dir
-from swarmforge.swarm.scaffold import packs
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
 PACKS = packs()
@@ -179,8 +179,8 @@ def test_a_file_that_appears_during_init_is_kept_and_the_rest_taken_back(tmp_pat
 def test_init_writes_settings_and_an_example_rehearsal_for_the_packs_roles(
     pack: str, tmp_path: Path
 ) -> None:
+    from swarmforge.config.settings import load_settings
     from swarmforge.rehearse.script import check_roles, parse_script
-    from swarmforge.swarm.settings import load_settings
 
     assert sf("init", "--pack", pack, str(tmp_path), cwd=tmp_path).returncode == 0
     config = load_config(str(tmp_path))

@@ -19,10 +19,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import intents
 from swarmforge.git.worktrees import create, prune, remove
-from swarmforge.swarm import runrecord
 from tests.support import VENV_BIN, git, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
@@ -284,7 +284,7 @@ def test_an_up_killed_while_making_worktrees_is_resumed_by_the_next_up(
 ) -> None:
     make_swarm(repo, CONF)
     _up_killed_while_making(repo, "bw")
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and record.state == "stopped"  # recorded before any worktree
     r = sf("up", "--backend", "headless", cwd=repo)
     assert r.returncode == 0, r.stderr
@@ -304,7 +304,7 @@ def test_up_resumes_the_run_of_worktrees_an_earlier_up_never_recorded(
         create(str(repo), name, f"swarm/{OLD_RUN}/{name}")
     r = sf("up", "--backend", "headless", cwd=repo)
     assert r.returncode == 0, r.stderr
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and record.run_id == OLD_RUN
     _purge_leaves_nothing(repo, 2)
     assert {f"swarm/{OLD_RUN}/aw", f"swarm/{OLD_RUN}/bw"} <= set(_branches(repo))

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
+from swarmforge.daemon import wake
+from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.git import mergecheck
-from swarmforge.handoff import gate, message, notify, printout
-from swarmforge.handoff.dispatcher import Dispatcher
+from swarmforge.handoff import gate, message, printout
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project, git, run_script
@@ -44,7 +45,7 @@ def hand_over(swarm: Project, sender: str, to: str, commit: str) -> str:
 
 def deliver(swarm: Project) -> None:
     """One pass of the daemon over the project's outboxes."""
-    dispatcher = Dispatcher(str(swarm.root), notify.Notifier(), logging.getLogger(LOGGER))
+    dispatcher = Dispatcher(str(swarm.root), wake.Notifier(), logging.getLogger(LOGGER))
     try:
         dispatcher.run_once()
     finally:

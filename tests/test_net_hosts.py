@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.swarm import runrecord
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats, running_server
 from tests.support import Project, git, queue_note, retry_until
 from tests.support import run_cli as sf
@@ -73,7 +73,7 @@ def hosts(repo: Path, tmp_path: Path, nats_server: NatsServer) -> Iterator[tuple
 
 def kick(root: Path, role: str) -> None:
     """Put a note for `role` straight into its inbox: its exec command runs once."""
-    record = runrecord.load(str(root))
+    record = sessionrecord.load(str(root))
     assert record is not None
     kick_role(record, role, "user")
 
@@ -88,7 +88,7 @@ def note(tree: Path, sender: str, to: str, text: str) -> str:
 
 
 def role_tree(root: Path, role: str) -> Path:
-    record = runrecord.load(str(root))
+    record = sessionrecord.load(str(root))
     assert record is not None
     found = record.role(role)
     assert found is not None
@@ -109,7 +109,7 @@ def test_a_git_handoff_crosses_to_a_cleaner_on_another_host_who_merges_it(
     assert up_b.returncode == 0, up_b.stderr
     assert "coder          on the host started without --host" in up_b.stdout
     assert "cleaner        on box-b" in up_a.stdout
-    record_a, record_b = runrecord.load(str(first)), runrecord.load(str(box_b))
+    record_a, record_b = sessionrecord.load(str(first)), sessionrecord.load(str(box_b))
     assert record_a is not None and record_b is not None
     assert [r.name for r in record_a.roles] == ["coder"] and record_a.remote == {"cleaner": "box-b"}
     assert [r.name for r in record_b.roles] == ["cleaner"] and record_b.remote == {"coder": ""}
@@ -174,7 +174,7 @@ def test_up_says_in_one_line_that_the_server_cannot_be_reached(repo: Path, tmp_p
     r = sf("up", "--backend", "headless", cwd=repo)
     assert r.returncode == 1
     assert "connection refused" in r.stderr and "Traceback" not in r.stderr
-    assert runrecord.load(str(repo)) is None  # nothing was started or recorded
+    assert sessionrecord.load(str(repo)) is None  # nothing was started or recorded
 
 
 def test_up_says_in_one_line_that_the_login_was_refused(repo: Path, tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_host_placement_errors_are_clear(repo: Path, tmp_path: Path) -> None:
     toml.write_text("")
     r = sf("up", "--backend", "headless", "--host", "box-b", cwd=repo)
     assert r.returncode == 1 and "no [transport]" in r.stderr
-    assert runrecord.load(str(repo)) is None
+    assert sessionrecord.load(str(repo)) is None
 
 
 # -- 200 broadcasts across three hosts, daemons and the server killed -------------------
@@ -330,7 +330,7 @@ def test_status_json_of_a_host_lists_the_roles_of_the_other(hosts: tuple[Path, P
 
     retry_until(lambda: seen_from(first, "cleaner") is not None, timeout=30)
     retry_until(lambda: seen_from(box_b, "coder") is not None, timeout=30)
-    cleaner, record_b = seen_from(first, "cleaner"), runrecord.load(str(box_b))
+    cleaner, record_b = seen_from(first, "cleaner"), sessionrecord.load(str(box_b))
     assert cleaner is not None and record_b is not None
     assert (cleaner["host"], cleaner["port"]) == ("box-b", record_b.roles[0].port)
     text = sf("status", cwd=first).stdout

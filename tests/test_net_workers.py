@@ -16,10 +16,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge.net.tasks import TaskQueue, TaskResult
 from swarmforge.net.transport import Transport
 from swarmforge.run import journal as jr
 from swarmforge.run.orchestrator import runs_dir
+from swarmforge.run.remote.stream import TaskQueue, TaskResult
 from swarmforge.run.spec import RunSpec, canonical_json, run_id
 from tests.natsserver import NatsServer, free_port, nats_server, running_server
 from tests.support import GIT_ENV, VENV_BIN, git, make_template, retry_until
@@ -297,8 +297,8 @@ def test_a_late_duplicate_result_is_ignored(setup: Setup, tmp_path: Path) -> Non
 
 
 def _project(setup: Setup) -> str:
+    from swarmforge.config.settings import TransportSettings
     from swarmforge.net.transport import project_id
-    from swarmforge.swarm.settings import TransportSettings
 
     return project_id(TransportSettings(url=setup.url, hub=str(setup.hub)))
 

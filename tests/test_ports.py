@@ -17,6 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from swarmforge import tagging
+from swarmforge.config import sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.config.sessionrecord import RoleRecord, RunRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.ports import (
     PORT_MAX,
@@ -26,9 +30,7 @@ from swarmforge.ports import (
     port_for,
     project_identity,
 )
-from swarmforge.swarm import placement, runrecord, state, tagging
-from swarmforge.swarm.config import load_config
-from swarmforge.swarm.runrecord import RoleRecord, RunRecord
+from swarmforge.swarm import placement, status
 from tests.support import copy_tree, git
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
@@ -237,12 +239,12 @@ def test_a_roles_own_listener_is_no_conflict_and_another_process_is(repo: Path) 
                 started_at="2026-01-01T00:00:00Z",
                 roles=[_role(root, "coder", own), _role(root, "qa", theirs)],
             )
-            held = state.port_holders(str(root), record)
-            assert held == {"qa": state.PortHolder(os.getpid(), psutil.Process().name())}
+            held = status.port_holders(str(root), record)
+            assert held == {"qa": status.PortHolder(os.getpid(), psutil.Process().name())}
             # The same listener on another role's port is that role's conflict.
             record.roles[1].port = own
             record.roles[0].port = theirs
-            assert set(state.port_holders(str(root), record)) == {"coder", "qa"}
+            assert set(status.port_holders(str(root), record)) == {"coder", "qa"}
     finally:
         child.communicate("")
 
@@ -253,7 +255,7 @@ SWARM = "window lead exec master task sh -c 'cat'\nwindow worker exec worker tas
 
 
 def _recorded(root: Path) -> dict[str, RoleRecord]:
-    record = runrecord.load(str(root))
+    record = sessionrecord.load(str(root))
     assert record is not None
     return {r.name: r for r in record.roles}
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from swarmforge import host, proc
+from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm import runrecord
 from tests.support import VENV_BIN, git, retry_until
 from tests.test_swarm import completed, kick, make_swarm
 
@@ -222,7 +222,7 @@ def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_pat
     up = subprocess.run([*sf, "up", "--backend", "headless"], cwd=repo, env=env, timeout=120)
     assert up.returncode == 0
     try:
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         kick(record, "probe", "someone")
         retry_until(lambda: len(completed(record, "probe")) == 1, timeout=30)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.swarm import prompts
-from swarmforge.swarm.config import parse_config
-from swarmforge.swarm.prompts import (
+from swarmforge.config import prompts
+from swarmforge.config.conf import parse_config
+from swarmforge.config.prompts import (
     effective_articles,
     shipped_articles_dir,
     shipped_packs_dir,

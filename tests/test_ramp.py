@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.agents import hints, lifecycle
+from swarmforge.config.settings import StartSettings, parse_settings
 from swarmforge.errors import CorruptFile
-from swarmforge.swarm import agenthint, lifecycle, ramp
+from swarmforge.swarm import ramp
 from swarmforge.swarm.ramp import Ramp, wait_turn
-from swarmforge.swarm.settings import StartSettings, parse_settings
 from tests.support import retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
@@ -137,9 +138,9 @@ def test_the_progress_line_says_how_far_and_why() -> None:
 def test_an_agent_settles_once_it_speaks_or_exits_after_its_start(tmp_path: Path) -> None:
     root, since = str(tmp_path), time.time()
     assert not ramp.agent_settled(root, "r1", "coder", since)
-    agenthint.write_hint(root, "coder", "idle", "claude Stop", when=since - 5)
+    hints.write_hint(root, "coder", "idle", "claude Stop", when=since - 5)
     assert not ramp.agent_settled(root, "r1", "coder", since)  # said before this start
-    agenthint.write_hint(root, "coder", "idle", "claude Stop", when=since + 1)
+    hints.write_hint(root, "coder", "idle", "claude Stop", when=since + 1)
     assert ramp.agent_settled(root, "r1", "coder", since)
     lifecycle.started(root, "qa", "r1", 123, 0)
     assert not ramp.agent_settled(root, "r1", "qa", since)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config.conf import parse_config
+from swarmforge.config.settings import parse_settings
 from swarmforge.handoff import draft
 from swarmforge.rehearse.script import parse_script
 from swarmforge.run.specfile import parse_spec
-from swarmforge.swarm.config import parse_config
-from swarmforge.swarm.settings import parse_settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 VENV = Path(sys.executable).parent.parent

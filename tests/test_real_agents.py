@@ -14,11 +14,14 @@ import psutil
 import pytest
 import tomli_w
 
-from swarmforge.handoff.notify import TmuxNotifier, project_socket
+from swarmforge import tagging
+from swarmforge.agents import lifecycle
+from swarmforge.config import sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.daemon.wake import TmuxNotifier, project_socket
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
-from swarmforge.swarm import launcher, lifecycle, runrecord, tagging
-from swarmforge.swarm.config import load_config
+from swarmforge.swarm import session
 from tests.realagents import require_cli
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
@@ -167,7 +170,7 @@ class LiveSwarm:
             return Reply(command=self.first.pop(0))
         return Reply(text="Ready.")
 
-    def up(self, keep_codex_daemon: bool = False) -> runrecord.RunRecord:
+    def up(self, keep_codex_daemon: bool = False) -> sessionrecord.RunRecord:
         self.server.start()
         env = {}
         config = load_config(str(self.repo))
@@ -182,7 +185,7 @@ class LiveSwarm:
                 settings = tomllib.loads(toml.read_text())
                 del settings["features"]  # codex then starts its shared app-server
                 toml.write_text(tomli_w.dumps(settings))
-        record, _ = launcher.up(str(self.repo), "tmux", stagger=0, role_env=env)
+        record, _ = session.up(str(self.repo), "tmux", stagger=0, role_env=env)
         return record
 
     def openings(self, role: str) -> list[Exchange]:
@@ -208,7 +211,7 @@ class LiveSwarm:
 
     def down(self) -> None:
         try:
-            launcher.down(str(self.repo))
+            session.down(str(self.repo))
         finally:
             self.server.stop()
 
@@ -286,7 +289,7 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
         ]
 
     retry_until(lambda: daemons() != [], timeout=30)
-    launcher.down(str(repo))
+    session.down(str(repo))
     assert daemons() == [] and tagging.tagged(str(repo)) == []
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events, fsutil
+from swarmforge.config import sessionrecord
 from swarmforge.handoff import draft, receive
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff.mailbox import Box
-from swarmforge.handoff.repair import repair, stamped
-from swarmforge.swarm import runrecord
+from swarmforge.swarm.repair import repair, stamped
 from tests.support import Project, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm
@@ -297,14 +297,14 @@ def test_work_of_a_live_agent_is_left_alone_unless_older_than_asked(alive: Proje
 def test_work_of_an_agent_whose_process_died_goes_back(alive: Project) -> None:
     give(alive, "cleaner", "tidy up")
     [held] = take(alive, "cleaner")
-    record = runrecord.load(str(alive.root))
+    record = sessionrecord.load(str(alive.root))
     assert record is not None
     dead = subprocess.Popen(["true"])
     dead.wait()
     roles = [
         r.model_copy(update={"pid": dead.pid}) if r.name == "cleaner" else r for r in record.roles
     ]
-    runrecord.save(str(alive.root), record.model_copy(update={"roles": roles}))
+    sessionrecord.save(str(alive.root), record.model_copy(update={"roles": roles}))
 
     report = repair(str(alive.root))
 

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import IsolationUnavailable
 from swarmforge.run import journal as jr
-from swarmforge.run.launcher import preflight
 from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
 from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
-from swarmforge.swarm import runrecord
+from swarmforge.run.starter import preflight
 from tests.support import VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf
 
@@ -354,7 +354,7 @@ def test_a_task_dispatched_to_a_headless_swarm_role(repo: Path) -> None:
         )
         result = Orchestrator(str(repo), s).run()
         assert result.counts == {"done": 2}
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         got = (Path(record.roles[0].path) / "got.txt").read_text()
         assert "Please help." in got and "TASK_NAME: ask" in got
@@ -393,14 +393,14 @@ def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> None:
-    from swarmforge.handoff.notify import WAKE_LINE
+    from swarmforge.daemon.wake import WAKE_LINE
     from tests.test_swarm import fake_agent, make_swarm
 
     tools = fake_agent(tmp_path / "tools", "fakeagent")
     make_swarm(repo, "window helper fakeagent helper\n", prompts={"helper": "Help.\n"})
     assert sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:").returncode == 0
     try:
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         heard = Path(record.roles[0].path) / "agent-heard.txt"
         retry_until((Path(record.roles[0].path) / "agent-start.json").exists)
@@ -488,7 +488,7 @@ def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Pa
 
 
 def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path) -> None:
-    from swarmforge.swarm import tagging
+    from swarmforge import tagging
 
     (tmp_path / "spec.json").write_text(
         json.dumps({"goal": "term", "tasks": [{"id": "long", "command": ["sleep", "300"]}]})

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.daemon.dispatcher import Dispatcher
+from swarmforge.daemon.wake import Notifier
 from swarmforge.handoff import gate, message
-from swarmforge.handoff.dispatcher import Dispatcher
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.handoff.notify import Notifier
 from tests.support import VENV_BIN, Project, git, run_script
 from tests.support import run_cli as sf
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.agents import lifecycle
+from swarmforge.config import sessionrecord
+from swarmforge.config.settings import load_settings, parse_settings
+from swarmforge.daemon import handoffd, wake
+from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile, shell_status
-from swarmforge.handoff import handoffd, notify
-from swarmforge.handoff.dispatcher import Paths
-from swarmforge.swarm import lifecycle, runrecord
-from swarmforge.swarm.settings import load_settings, parse_settings
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
@@ -57,7 +58,7 @@ def _swarm(repo: Path, toml: str = "") -> Path:
 def test_an_agent_that_fails_is_shown_exited_then_restarted(repo: Path) -> None:
     _swarm(repo)
     # A tmux server started by a client with a bare PATH: panes would get that PATH.
-    socket = notify.project_socket(str(repo))
+    socket = wake.project_socket(str(repo))
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
     subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other"], env=env, check=True)
     r = sf("up", "--stagger", "0", cwd=repo)
@@ -110,7 +111,7 @@ def test_up_that_fails_half_way_stops_what_it_started(repo: Path) -> None:
     assert "'no-such-agent-here' is required by role 'qa'" in r.stderr
     assert "stopping what was started" in r.stderr
     assert handoffd.running_pid(Paths(str(repo))) is None
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and record.state == "stopped"
     nothing_left(repo)
 
@@ -120,7 +121,7 @@ def test_a_bad_settings_file_stops_up_naming_the_key(repo: Path) -> None:
     r = sf("up", "--stagger", "0", cwd=repo)
     assert r.returncode == 1
     assert "swarmforge.toml" in r.stderr and "roles.coder.restart" in r.stderr
-    assert runrecord.load(str(repo)) is None
+    assert sessionrecord.load(str(repo)) is None
 
 
 def test_settings_errors_name_the_file_and_the_key_or_line() -> None:
@@ -184,7 +185,7 @@ def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
     assert "cleaner: swarmforge/constitution.prompt" in r.stderr
     assert "swarmforge/roles/cleaner.prompt" in r.stderr
     assert "git add swarmforge && git commit" in r.stderr
-    assert not (repo / ".worktrees").exists() and runrecord.load(str(repo)) is None
+    assert not (repo / ".worktrees").exists() and sessionrecord.load(str(repo)) is None
     assert handoffd.running_pid(Paths(str(repo))) is None
     assert git(repo, "status", "--porcelain") == before
     git(repo, "add", "swarmforge")

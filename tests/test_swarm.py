@@ -15,13 +15,15 @@ from pathlib import Path
 import psutil
 import pytest
 
+from swarmforge import tagging
+from swarmforge.config import sessionrecord
+from swarmforge.daemon import wake
+from swarmforge.daemon.dispatcher import Paths
 from swarmforge.git.lock import lock_path
-from swarmforge.handoff import message, notify
-from swarmforge.handoff.dispatcher import Paths
+from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import runrecord, tagging
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 
@@ -63,7 +65,7 @@ def commit_all(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "swarm configuration")
 
 
-def kick(record: runrecord.RunRecord, role: str, sender: str) -> None:
+def kick(record: sessionrecord.RunRecord, role: str, sender: str) -> None:
     target = Path(Mailbox(record.role(role).path).path(Box.NEW))  # type: ignore[union-attr]
     name = f"50_20260101T000000Z_000001_from_{sender}_to_{role}.handoff"
     h = message.Handoff(
@@ -82,7 +84,7 @@ def kick(record: runrecord.RunRecord, role: str, sender: str) -> None:
     os.rename(tmp, target / name)
 
 
-def completed(record: runrecord.RunRecord, role: str) -> list[Path]:
+def completed(record: sessionrecord.RunRecord, role: str) -> list[Path]:
     box = Path(Mailbox(record.role(role).path).path(Box.COMPLETED))  # type: ignore[union-attr]
     return sorted(p for p in box.rglob("*.handoff"))
 
@@ -109,7 +111,7 @@ def test_a_headless_chain_of_exec_roles_relays_work_then_goes_down(repo: Path) -
     make_swarm(repo, CHAIN, {"relay.sh": RELAY})
     r = sf("up", "--backend", "headless", cwd=repo)
     assert r.returncode == 0, r.stderr
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and record.backend == "headless"
     assert sf("up", cwd=repo).stdout.startswith(f"swarm {record.run_id} already running")
     kick(record, "alpha", "delta")
@@ -133,13 +135,13 @@ def test_a_headless_chain_of_exec_roles_relays_work_then_goes_down(repo: Path) -
     r = sf("down", cwd=repo)
     assert r.returncode == 0, r.stderr
     nothing_left(repo)
-    assert runrecord.load(str(repo)).state == "stopped"  # type: ignore[union-attr]
+    assert sessionrecord.load(str(repo)).state == "stopped"  # type: ignore[union-attr]
 
 
 def test_a_failing_exec_command_is_retried_then_completed_as_failed(repo: Path) -> None:
     make_swarm(repo, "window flaky exec flaky task sh -c 'echo run >> runs.txt; exit 3'\n")
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None
     try:
         kick(record, "flaky", "someone")
@@ -165,7 +167,7 @@ def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: P
     for kill in range(20):
         r = sf("up", "--backend", "headless", cwd=repo)
         assert r.returncode == 0, r.stderr
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None and record.runner_pid
         if dirty is None:
             beta = record.role("beta")
@@ -221,7 +223,7 @@ def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_pat
     )
     r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and record.backend == "tmux"
     coder = record.role("coder")
     assert coder is not None
@@ -248,7 +250,7 @@ def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_pat
         )
         assert sent.returncode == 0, sent.stderr
         heard = Path(coder.path) / "agent-heard.txt"
-        retry_until(lambda: heard.exists() and notify.WAKE_LINE in heard.read_text())
+        retry_until(lambda: heard.exists() and wake.WAKE_LINE in heard.read_text())
         state = json.loads(sf("status", "--json", cwd=repo).stdout)
         assert state["roles"][0]["alive"] is True and state["roles"][0]["queued"] == 1
     finally:
@@ -257,7 +259,7 @@ def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_pat
     nothing_left(repo)
     assert (
         subprocess.run(
-            ["tmux", "-L", notify.project_socket(str(repo)), "list-sessions"], capture_output=True
+            ["tmux", "-L", wake.project_socket(str(repo)), "list-sessions"], capture_output=True
         ).returncode
         != 0
     )
@@ -288,7 +290,7 @@ def test_a_swarmforge_six_pack_starts_unchanged(repo: Path, tmp_path: Path) -> N
     r = sf("up", "--stagger", "0", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     try:
-        record = runrecord.load(str(repo))
+        record = sessionrecord.load(str(repo))
         assert record is not None
         assert [r.name for r in record.roles] == list(roles)
         rows = (repo / ".swarmforge" / "roles.tsv").read_text().splitlines()
@@ -321,7 +323,7 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
     # A role that leaves a "dev server" behind with setsid: down still finds it by its tag.
     make_swarm(repo, "window web exec web task sh -c 'setsid sleep 300 & exit 0'\n")
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None
     kick(record, "web", "someone")
     retry_until(lambda: any("sleep" in " ".join(p.cmdline()) for p in tagging.tagged(str(repo))))
@@ -346,7 +348,7 @@ def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path
     make_swarm(repo, "window solo exec solo task true\n")
     r = sf("up", "--backend", "headless", "--inhibit-sleep", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
-    record = runrecord.load(str(repo))
+    record = sessionrecord.load(str(repo))
     assert record is not None and tagging.is_alive(record.inhibitor_pid)
     assert sf("down", cwd=repo).returncode == 0
     assert not tagging.is_alive(record.inhibitor_pid)

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm.tmux import SessionSpec, Tmux, sleep_inhibitor_argv
+from swarmforge.tmux import SessionSpec, Tmux, sleep_inhibitor_argv
 from tests.support import retry_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

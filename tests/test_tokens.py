@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.agents.tokens import Meter, Tokens, claude_project_dir, role_tokens
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import TOKENS_IN, TOKENS_OUT
-from swarmforge.swarm.tokens import Meter, Tokens, claude_project_dir, role_tokens
 from tests.realagents import VENV_BIN, require_cli
 
 ARGV = {
@@ -99,8 +99,8 @@ def test_a_claude_message_written_in_pieces_is_counted_once(tmp_path: Path) -> N
 
 
 def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path) -> None:
-    from swarmforge.swarm.runrecord import RoleRecord, RunRecord
-    from swarmforge.swarm.state import role_status
+    from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+    from swarmforge.swarm.status import role_status
 
     config_dir = tmp_path / "claude-home"
     cwd = str(tmp_path / "project")

@@ -19,9 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from swarmforge.agents import trust
 from swarmforge.errors import SwarmforgeError
 from swarmforge.rehearse.rehearsal import CLAUDE_OFFLINE
-from swarmforge.swarm import agentconf
 from tests.realagents import require_cli
 from tests.support import VENV_BIN, git, retry_until
 
@@ -228,21 +228,21 @@ def test_an_existing_codex_entry_changes_in_one_line(tmp_path: Path) -> None:
     )
     config.write_text(text)
     env = {"HOME": str(tmp_path), "CODEX_HOME": str(codex_home)}
-    change = agentconf.plan_trust("codex", str(project), env)
+    change = trust.plan_trust("codex", str(project), env)
     assert change is not None
-    agentconf.apply(change)
+    trust.apply(change)
     expected = text.replace("trust_level = 'untrusted'", 'trust_level = "trusted"')
     assert config.read_text() == expected
-    assert agentconf.plan_trust("codex", str(project), env) is None
+    assert trust.plan_trust("codex", str(project), env) is None
     # A table without the key gets the one line it lacks.
     config.write_text(f'[projects."{project}"]\nother = 1\n')
-    agentconf.apply(agentconf.plan_trust("codex", str(project), env) or change)
+    trust.apply(trust.plan_trust("codex", str(project), env) or change)
     assert config.read_text() == f'[projects."{project}"]\ntrust_level = "trusted"\nother = 1\n'
     # An inline table cannot be changed line by line: refused, nothing written.
     inline = f'projects = {{ "{project}" = {{ trust_level = "untrusted" }} }}\n'
     config.write_text(inline)
     with pytest.raises(SwarmforgeError, match=r"by hand|cannot change") as caught:
-        agentconf.plan_trust("codex", str(project), env)
+        trust.plan_trust("codex", str(project), env)
     assert str(config) in caught.value.message and config.read_text() == inline
 
 
@@ -251,11 +251,11 @@ def test_claude_json_not_in_claudes_layout_is_refused(tmp_path: Path) -> None:
     path.write_text('{"hasCompletedOnboarding":true}')
     env = {"HOME": str(tmp_path)}
     with pytest.raises(SwarmforgeError) as caught:
-        agentconf.plan_trust("claude", str(tmp_path), env)
+        trust.plan_trust("claude", str(tmp_path), env)
     assert str(path) in caught.value.message and caught.value.hint
     # A file ending in a newline, or indented by four, keeps its layout.
     path.write_text('{\n    "hasCompletedOnboarding": true\n}\n')
-    change = agentconf.plan_trust("claude", str(tmp_path), env)
+    change = trust.plan_trust("claude", str(tmp_path), env)
     assert change is not None
     assert change.new.decode().startswith('{\n    "hasCompletedOnboarding": true,\n    "projects"')
     assert change.new.endswith(b"}\n")
@@ -270,15 +270,15 @@ def test_apply_refuses_a_file_changed_since_the_plan_and_keeps_mode_and_link(
     real.chmod(0o640)
     (tmp_path / ".claude.json").symlink_to(real)
     env = {"HOME": str(tmp_path)}
-    change = agentconf.plan_trust("claude", str(tmp_path), env)
+    change = trust.plan_trust("claude", str(tmp_path), env)
     assert change is not None
     real.write_text("{}\n")
     with pytest.raises(SwarmforgeError, match="changed since"):
-        agentconf.apply(change)
+        trust.apply(change)
     assert real.read_text() == "{}\n"
-    change = agentconf.plan_trust("claude", str(tmp_path), env)
+    change = trust.plan_trust("claude", str(tmp_path), env)
     assert change is not None
-    agentconf.apply(change)
+    trust.apply(change)
     assert (tmp_path / ".claude.json").is_symlink()
     assert json.loads(real.read_text())["projects"] == {
         str(tmp_path): {"hasTrustDialogAccepted": True}
@@ -294,33 +294,33 @@ def test_an_api_key_must_be_approved_and_trust_approves_it(tmp_path: Path) -> No
     }
     (tmp_path / ".claude.json").write_text(json.dumps(doc, indent=2))
     env = {"HOME": str(tmp_path)}
-    assert agentconf.blockers("claude", str(tmp_path), env) == []
+    assert trust.blockers("claude", str(tmp_path), env) == []
     env["ANTHROPIC_API_KEY"] = API_KEY
-    (found,) = agentconf.blockers("claude", str(tmp_path), env)
+    (found,) = trust.blockers("claude", str(tmp_path), env)
     assert "ANTHROPIC_API_KEY" in found.problem and found.fix == "swarmforge trust --agent claude"
-    change = agentconf.plan_trust("claude", str(tmp_path), env)
+    change = trust.plan_trust("claude", str(tmp_path), env)
     assert change is not None
-    agentconf.apply(change)
+    trust.apply(change)
     responses = json.loads((tmp_path / ".claude.json").read_text())["customApiKeyResponses"]
     assert responses == {"approved": [API_KEY[-20:]], "rejected": ["other"]}
-    assert agentconf.blockers("claude", str(tmp_path), env) == []
+    assert trust.blockers("claude", str(tmp_path), env) == []
 
 
 def test_where_the_agents_keep_their_files(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
-    assert agentconf.claude_config_path(env) == str(tmp_path / ".claude.json")
-    assert agentconf.codex_config_path(env) == str(tmp_path / ".codex" / "config.toml")
+    assert trust.claude_config_path(env) == str(tmp_path / ".claude.json")
+    assert trust.codex_config_path(env) == str(tmp_path / ".codex" / "config.toml")
     env |= {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "CODEX_HOME": str(tmp_path / "cx")}
-    assert agentconf.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
-    assert agentconf.codex_config_path(env) == str(tmp_path / "cx" / "config.toml")
+    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
+    assert trust.codex_config_path(env) == str(tmp_path / "cx" / "config.toml")
     # A non-empty legacy .config.json wins.
     (tmp_path / "cc").mkdir()
     (tmp_path / "cc" / ".config.json").write_text("")
-    assert agentconf.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
+    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
     (tmp_path / "cc" / ".config.json").write_text("{}")
-    assert agentconf.claude_config_path(env) == str(tmp_path / "cc" / ".config.json")
+    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".config.json")
     # codex refuses to start when CODEX_HOME names no directory.
-    (found,) = agentconf.blockers("codex", str(tmp_path), env)
+    (found,) = trust.blockers("codex", str(tmp_path), env)
     assert "CODEX_HOME" in found.problem and found.fix.startswith("mkdir -p ")
 
 
@@ -334,7 +334,7 @@ def test_codex_needs_a_provider_it_can_use(tmp_path: Path) -> None:
 
     def fixes(text: str, **extra: str) -> list[str]:
         config.write_text(text + trusted)
-        return [b.fix for b in agentconf.blockers("codex", str(project), {**env, **extra})]
+        return [b.fix for b in trust.blockers("codex", str(project), {**env, **extra})]
 
     assert fixes("") == ["codex login"]
     assert fixes("", OPENAI_API_KEY="k") == ["printenv OPENAI_API_KEY | codex login --with-api-key"]
@@ -350,12 +350,12 @@ def test_codex_needs_a_provider_it_can_use(tmp_path: Path) -> None:
 
 
 def test_seed_home_refuses_to_replace_a_file(tmp_path: Path) -> None:
-    seeded = agentconf.seed_home(str(tmp_path / "h"), str(tmp_path), api_key=API_KEY)
+    seeded = trust.seed_home(str(tmp_path / "h"), str(tmp_path), api_key=API_KEY)
     assert seeded.env()["CODEX_HOME"] == str(tmp_path / "h" / ".codex")
     auth = json.loads((tmp_path / "h" / ".codex" / "auth.json").read_text())
     assert auth["OPENAI_API_KEY"] == API_KEY
     with pytest.raises(SwarmforgeError, match="exists"):
-        agentconf.seed_home(str(tmp_path / "h"), str(tmp_path))
+        trust.seed_home(str(tmp_path / "h"), str(tmp_path))
 
 
 # The real agents, started in a private tmux server: no question may stand in the way.
@@ -447,8 +447,8 @@ def worktree(root: Path) -> Path:
 def test_a_seeded_home_starts_the_real_agent_without_a_question(
     agent: str, root: Path, tmp_path: Path, tmux: list[str]
 ) -> None:
-    provider = agentconf.Provider(base_url=dead_url() + "/v1", env_key="SF_TEST_MODEL_KEY")
-    seeded = agentconf.seed_home(
+    provider = trust.Provider(base_url=dead_url() + "/v1", env_key="SF_TEST_MODEL_KEY")
+    seeded = trust.seed_home(
         str(tmp_path / "home"), str(root), api_key=API_KEY, codex_provider=provider
     )
     env = {**agent_env(agent, tmp_path / "home"), **seeded.env(), **CLAUDE_OFFLINE}

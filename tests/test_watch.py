@@ -22,9 +22,9 @@ from swarmforge import events
 from swarmforge.cli.parser import build
 from swarmforge.handoff.mailbox import Box
 from swarmforge.layout import LOGS_DIR
-from swarmforge.swarm import watchdata
-from swarmforge.swarm.ages import duration
-from swarmforge.swarm.watchview import TextScreen, WatchApp
+from swarmforge.times import duration
+from swarmforge.views import watchdata
+from swarmforge.views.watch import TextScreen, WatchApp
 from tests.support import Project, record_run
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm

@@ -35,7 +35,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _attach(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import view_root
-    from swarmforge.swarm import attach
+    from swarmforge.views import attach
 
     plan = attach.plan(view_root(ns.project), ns.role)
     if ns.json:

@@ -47,7 +47,7 @@ def _cockpit(ns: argparse.Namespace) -> int:
     import secrets
 
     from swarmforge.cli.common import checkout_root, view_root
-    from swarmforge.swarm import cockpit
+    from swarmforge.views import cockpit
 
     try:
         root = os.path.realpath(view_root(ns.project))

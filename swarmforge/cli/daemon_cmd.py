@@ -63,7 +63,7 @@ def _print(ns: argparse.Namespace, data: dict[str, object], text: str) -> None:
 
 def _start(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff import handoffd
+    from swarmforge.daemon import handoffd
 
     root = project_root(ns.project)
     pid, already = handoffd.start(root, _notify_args(ns))
@@ -76,7 +76,7 @@ def _start(ns: argparse.Namespace) -> int:
 
 def _stop(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff import handoffd
+    from swarmforge.daemon import handoffd
 
     pid = handoffd.stop(project_root(ns.project))
     text = "handoffd was not running" if pid is None else f"handoffd stopped (pid {pid})"
@@ -86,7 +86,7 @@ def _stop(ns: argparse.Namespace) -> int:
 
 def _status(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff import handoffd
+    from swarmforge.daemon import handoffd
 
     state = handoffd.status(project_root(ns.project))
     running = f"running (pid {state.pid})" if state.running else "not running"
@@ -98,14 +98,14 @@ def _status(ns: argparse.Namespace) -> int:
 
 def _run(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff import handoffd, notify
+    from swarmforge.daemon import handoffd, wake
 
     root = project_root(ns.project)
     _notify_args(ns)
     command = shlex.split(ns.notify_command) if ns.notify_command else None
     # The daemon's own log (set up by handoffd.run) also records failed wake-ups;
     # a single pass waits for its wake-ups instead of leaving them to a thread.
-    notifier = notify.make(
+    notifier = wake.make(
         ns.notify, root, command, background=not ns.once, log=handoffd.logger(root)
     )
     count = handoffd.run(root, notifier, once=ns.once)

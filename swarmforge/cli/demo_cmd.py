@@ -37,7 +37,7 @@ def _times(row: dict[str, str | None]) -> str:
 
 
 def _demo(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.demo import run_demo
+    from swarmforge.rehearse.demo import run_demo
 
     def say(line: str) -> None:
         print(line, file=sys.stderr if ns.json else sys.stdout, flush=True)

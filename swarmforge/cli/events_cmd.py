@@ -97,10 +97,10 @@ class Swarm:
         self.gone_at: float | None = None  # when its processes were first seen gone
 
     def _running(self) -> str | None:
-        from swarmforge.swarm import runrecord
+        from swarmforge.config import sessionrecord
         from swarmforge.swarm.teardown import is_running
 
-        record = runrecord.load(self.root)
+        record = sessionrecord.load(self.root)
         if record is None or record.state != "running" or not is_running(self.root, record):
             return None
         return record.run_id

@@ -40,7 +40,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _repair(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff.repair import age_limit, repair
+    from swarmforge.swarm.repair import age_limit, repair
 
     age_limit(ns.older_than)  # a bad value is refused before the project is looked for
     report = repair(project_root(ns.project), dry_run=ns.dry_run, older_than=ns.older_than)

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from swarmforge.run.remote import Workers
+    from swarmforge.run.remote.sender import Workers
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -127,8 +127,8 @@ def _run(ns: argparse.Namespace) -> int:
 
 def _workers(root: str, ack_wait: float | None) -> Workers:
     """How the run reaches its workers: the project's [transport]."""
-    from swarmforge.run.remote import Workers
-    from swarmforge.swarm.settings import load_settings, settings_path
+    from swarmforge.config.settings import load_settings, settings_path
+    from swarmforge.run.remote.sender import Workers
 
     transport = load_settings(root).transport
     if transport is None:
@@ -158,7 +158,7 @@ def _find_run(root: str, wanted: str) -> str:
 
 
 def _list(ns: argparse.Namespace) -> int:
-    from swarmforge.run import overview
+    from swarmforge.views import plannedruns
 
     root = _root(ns)
     # Read only: listing runs never writes, even to a journal with a torn tail.
@@ -170,7 +170,7 @@ def _list(ns: argparse.Namespace) -> int:
             "finished": run.finished,
             "events": run.events,
         }
-        for run in overview.runs(root)
+        for run in plannedruns.runs(root)
     ]
     if ns.json:
         print(json.dumps(rows, indent=2))
@@ -232,7 +232,7 @@ def _decide(ns: argparse.Namespace) -> int:
 
 
 def _worker(ns: argparse.Namespace) -> int:
-    from swarmforge.run.worker import background_main
+    from swarmforge.run.commandtask import background_main
 
     argv = ns.argv[1:] if ns.argv[:1] == ["--"] else ns.argv
     return background_main(ns.reports, ns.task, ns.cwd, argv)

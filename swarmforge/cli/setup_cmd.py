@@ -51,7 +51,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _list_packs(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.scaffold import pack_config, packs
+    from swarmforge.config.scaffold import pack_config, packs
 
     names = packs()
     if ns.json:
@@ -63,7 +63,7 @@ def _list_packs(ns: argparse.Namespace) -> int:
 
 
 def _init(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.scaffold import init
+    from swarmforge.config.scaffold import init
 
     if ns.pack == "list":
         return _list_packs(ns)
@@ -88,7 +88,7 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
     """The project to check, and whether it is one (False: doctor runs outside any)."""
     # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
     from swarmforge.cli.common import project_root
-    from swarmforge.swarm.doctor import locate_project
+    from swarmforge.doctor.local import locate_project
 
     if option:
         return project_root(option), True
@@ -97,7 +97,7 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
 
 
 def _doctor(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.doctor import run_checks
+    from swarmforge.doctor.local import run_checks
 
     root, in_project = _doctor_root(ns.project)
     checks = run_checks(root, in_project=in_project)

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
     from swarmforge.swarm.bootstrap import SetupFailure
     from swarmforge.swarm.hoststatus import CrossHost
     from swarmforge.swarm.portholders import PortHolder
-    from swarmforge.swarm.state import Process
+    from swarmforge.swarm.status import Process
 
 
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
     from swarmforge.cli.common import view_root
     from swarmforge.swarm.disk import readable
-    from swarmforge.swarm.state import status
+    from swarmforge.swarm.status import status
 
     state = status(view_root(ns.project), sizes=True, hosts=True)
     if ns.json:
@@ -64,7 +64,7 @@ def show(ns: argparse.Namespace) -> int:
         for line in cross_host_lines(state.cross):
             print(f"  {line}")
     if state.tmux_socket:
-        from swarmforge.swarm.attach import attach_command
+        from swarmforge.views.attach import attach_command
 
         command = shlex.join(attach_command(state.project))
         print(f"  get into a role: {command} ROLE  (every role, tiled: {command})")
@@ -75,8 +75,8 @@ def show(ns: argparse.Namespace) -> int:
 
 def cross_host_lines(cross: CrossHost) -> list[str]:
     """What status says of the other hosts' roles and of every host."""
-    from swarmforge.swarm.ages import duration
     from swarmforge.swarm.hoststatus import beat_said, host_said
+    from swarmforge.times import duration
 
     if cross.error is not None:
         return [f"other hosts not shown: {cross.error}"]

@@ -14,8 +14,8 @@ from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from swarmforge.config.sessionrecord import RunRecord
     from swarmforge.swarm.artifacts import Sweep
-    from swarmforge.swarm.runrecord import RunRecord
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
@@ -125,15 +125,15 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _notify_send(ns: argparse.Namespace) -> int:
-    from swarmforge import alerts
+    from swarmforge.daemon import alerts
 
     alerts.notify_send(sys.stdin.read())
     return EXIT_OK
 
 
 def _bell(ns: argparse.Namespace) -> int:
-    from swarmforge import alerts
     from swarmforge.cli.common import view_root
+    from swarmforge.daemon import alerts
 
     sys.stdin.read()  # the notification itself: the bell says only that there is one
     alerts.bell(view_root(ns.project))
@@ -142,11 +142,11 @@ def _bell(ns: argparse.Namespace) -> int:
 
 def _agent_state(ns: argparse.Namespace) -> int:
     """Record an agent's hint; always exit 0, since a failing hook would disturb the agent."""
-    from swarmforge.swarm import agenthint
+    from swarmforge.agents import hints
 
     try:
         document = ns.document if ns.document is not None else sys.stdin.read()
-        agenthint.record(dict(os.environ), ns.agent, document)
+        hints.record(dict(os.environ), ns.agent, document)
     except (OSError, ValueError, SwarmforgeError):
         pass  # a hint is only evidence: losing one never stops the agent
     return EXIT_OK
@@ -176,9 +176,9 @@ def _say(ns: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _up(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import launcher
+    from swarmforge.swarm import session
 
-    record, already = launcher.up(
+    record, already = session.up(
         _up_root(ns),
         ns.backend,
         stagger=ns.stagger,
@@ -221,9 +221,9 @@ def _say_setup_failed(record: RunRecord) -> int:
 
 def _down(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import view_root
-    from swarmforge.swarm import launcher
+    from swarmforge.swarm import session
 
-    report = launcher.down(view_root(ns.project), purge=ns.purge, progress=_say(ns))
+    report = session.down(view_root(ns.project), purge=ns.purge, progress=_say(ns))
     if ns.json:
         print(json.dumps(report.as_json(), indent=2))
     elif report.run_id is None:
@@ -300,18 +300,18 @@ def _port_project(option: str | None) -> str:
         from swarmforge.cli.common import project_root
 
         return project_root(option)
-    from swarmforge.swarm.doctor import locate_project
+    from swarmforge.doctor.local import locate_project
 
     return locate_project(os.getcwd()) or os.getcwd()
 
 
 def _recorded_port(root: str, branch: str) -> int | None:
     """The port the project's run record gives `branch`, if a role of the run works there."""
+    from swarmforge.config import sessionrecord
     from swarmforge.errors import CorruptFile
-    from swarmforge.swarm import runrecord
 
     try:
-        record = runrecord.load(root)
+        record = sessionrecord.load(root)
     except (CorruptFile, OSError):
         return None
     found = [r.port for r in record.roles if r.branch == branch] if record else []
@@ -319,9 +319,9 @@ def _recorded_port(root: str, branch: str) -> int | None:
 
 
 def _supervise(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import runner
+    from swarmforge.swarm import headless
 
-    runner.serve(_root(ns))
+    headless.serve(_root(ns))
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, Refused, SwarmforgeError
 
 if TYPE_CHECKING:
-    from swarmforge.swarm.agentconf import Change
+    from swarmforge.agents.trust import Change
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,14 +38,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _root(option: str | None) -> str:
     # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
     from swarmforge.cli.common import project_root
-    from swarmforge.swarm.doctor import find_project
+    from swarmforge.doctor.local import find_project
 
     return project_root(option) if option else find_project(os.getcwd())
 
 
 def _agents(root: str, named: str | None) -> tuple[str, ...]:
-    from swarmforge.swarm.agentconf import agents_used
-    from swarmforge.swarm.doctor import check_config
+    from swarmforge.agents.trust import agents_used
+    from swarmforge.doctor.local import check_config
 
     if named:
         return (named,)
@@ -84,7 +84,7 @@ def _confirm(ns: argparse.Namespace, changes: list[Change], report: dict[str, ob
 
 
 def _trust(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import agentconf
+    from swarmforge.agents import trust as agentconf
 
     root = _root(ns.project)
     agents = _agents(root, ns.agent)
@@ -118,7 +118,7 @@ def _finish(
     ns: argparse.Namespace, root: str, agents: tuple[str, ...], report: dict[str, object], text: str
 ) -> int:
     """Print the outcome and what still stops an agent (what trust cannot do for the user)."""
-    from swarmforge.swarm.agentconf import blockers
+    from swarmforge.agents.trust import blockers
 
     left = [b for agent in agents for b in blockers(agent, root, os.environ)]
     report["remaining"] = [dataclasses.asdict(b) for b in left]

@@ -16,8 +16,8 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmforge.net.workerd import Handled, Worker
-    from swarmforge.swarm.settings import TransportSettings
+    from swarmforge.config.settings import TransportSettings
+    from swarmforge.run.remote.worker import Handled, Worker
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,7 +69,7 @@ def _settings(ns: argparse.Namespace) -> tuple[TransportSettings | None, str | N
     if ns.nats and ns.hub and ns.project:
         return None, None  # everything given: a worker needs no project
     from swarmforge.cli.common import checkout_root
-    from swarmforge.swarm.settings import load_settings
+    from swarmforge.config.settings import load_settings
 
     try:
         root = checkout_root(None)
@@ -82,8 +82,8 @@ def _options(ns: argparse.Namespace) -> tuple[TransportSettings, str | None]:
     """The server, hub and project to work for, and the credentials file if any."""
     from pydantic import ValidationError
 
+    from swarmforge.config.settings import TransportSettings
     from swarmforge.net.transport import project_id
-    from swarmforge.swarm.settings import TransportSettings
 
     found, root = _settings(ns)
     url = ns.nats or (found.url if found else None)
@@ -133,10 +133,10 @@ def _worker(ns: argparse.Namespace) -> int:
 def _serve(
     ns: argparse.Namespace, settings: TransportSettings, credentials: str | None, directory: str
 ) -> int:
-    from swarmforge.net.tasks import TaskQueue
     from swarmforge.net.transport import Transport
-    from swarmforge.net.workclone import Clone
-    from swarmforge.net.workerd import Worker
+    from swarmforge.run.remote.clone import Clone
+    from swarmforge.run.remote.stream import TaskQueue
+    from swarmforge.run.remote.worker import Worker
 
     assert settings.project is not None and settings.hub is not None
     login = settings.user_password() if credentials is None else None

@@ -118,12 +118,12 @@ def local_beat(root: str, pid: int | None = None) -> HostBeat | None:
 
     It reads files only (no git, no tmux): the daemon builds one every few seconds.
     """
-    from swarmforge.handoff import handoffd
-    from swarmforge.handoff.dispatcher import Paths
-    from swarmforge.swarm import runrecord
+    from swarmforge.config import sessionrecord
+    from swarmforge.daemon import handoffd
+    from swarmforge.daemon.dispatcher import Paths
 
     try:
-        record = runrecord.load(root)
+        record = sessionrecord.load(root)
     except CorruptFile:
         return None  # the daemon and `status` name the damage
     if record is None:
@@ -144,7 +144,8 @@ def local_beat(root: str, pid: int | None = None) -> HostBeat | None:
 
 
 def _role_beat(root: str, run_id: str, state: str, name: str, branch: str, port: int) -> RoleBeat:
-    from swarmforge.swarm import agentstate, lifecycle
+    from swarmforge.agents import lifecycle
+    from swarmforge.agents import state as agentstate
 
     if state != "running":
         return RoleBeat(name=name, branch=branch, port=port, process="stopped")

@@ -38,8 +38,8 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
+from swarmforge.config.settings import TransportSettings
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm.settings import TransportSettings
 
 T = TypeVar("T")
 

@@ -19,14 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from swarmforge import proc
+from swarmforge.agents import trust
+from swarmforge.config.conf import SWARMFORGE_DIR, load_config
+from swarmforge.config.roster import EXEC, SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import gate
 from swarmforge.rehearse.director import Director, Played
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.script import Script, check_roles, load_script
-from swarmforge.swarm import agentconf, launcher
-from swarmforge.swarm.config import SWARMFORGE_DIR, load_config
-from swarmforge.swarm.roster import EXEC, SwarmConfig
+from swarmforge.swarm import session as launcher
 
 Progress = Callable[[str], None]
 API_KEY = "sk-rehearsal-0000000000000000000000000000"
@@ -94,8 +95,8 @@ def copy_project(root: str, dest: str) -> str:
 
 def agent_env(agent: str, home: str, project: str, base_url: str) -> dict[str, str]:
     """The environment that points one agent at its throw-away home and the scripted model."""
-    provider = agentconf.Provider(base_url=base_url, env_key=KEY_VARIABLE)
-    seeded = agentconf.seed_home(home, project, api_key=API_KEY, codex_provider=provider)
+    provider = trust.Provider(base_url=base_url, env_key=KEY_VARIABLE)
+    seeded = trust.seed_home(home, project, api_key=API_KEY, codex_provider=provider)
     env = {**seeded.env(), KEY_VARIABLE: API_KEY}
     if agent == "claude":
         env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_OFFLINE}
@@ -114,8 +115,8 @@ def _check_agents(config: SwarmConfig) -> None:
 
 def _stalled(director: Director, limit: float, project: str, config: SwarmConfig) -> list[str]:
     """A problem for each role that stopped answering mid-turn, with what its screen shows."""
-    from swarmforge.handoff.notify import project_socket
-    from swarmforge.swarm.tmux import Tmux
+    from swarmforge.daemon.wake import project_socket
+    from swarmforge.tmux import Tmux
 
     problems = []
     for role, turn, command in director.stalled(limit):

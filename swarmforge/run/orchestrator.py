@@ -25,19 +25,20 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import external, overview, parking, reattach, report, roletask, worker
+from swarmforge.run import commandtask, external, parking, reattach, report, roletask
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
-from swarmforge.run.launcher import Launcher, must_wait, preflight, remote_for, role_text
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
+from swarmforge.run.starter import Launcher, must_wait, preflight, remote_for, role_text
 from swarmforge.run.summary import RunSummary, summary
+from swarmforge.views import plannedruns
 
 if TYPE_CHECKING:
-    from swarmforge.run.remote import Remote, Workers
+    from swarmforge.run.remote.sender import Remote, Workers
 
 POLL = 0.05
 Progress = Callable[[str], None]
@@ -253,7 +254,7 @@ class Orchestrator:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def complete(self, flight: Flight, result: worker.Outcome | BaseException) -> None:
+    def complete(self, flight: Flight, result: commandtask.Outcome | BaseException) -> None:
         """Journal how a task ended (its report already written) and promote its dependents."""
         status = "done" if not isinstance(result, BaseException) and result.ok else "failed"
         if isinstance(result, BaseException):
@@ -335,7 +336,7 @@ class Orchestrator:
         preflight(self.root, self.run_id, self._all())
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
-            overview.keep_spec(self.dir, canonical_json(self.spec))
+            plannedruns.keep_spec(self.dir, canonical_json(self.spec))
             self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from swarmforge import roletable
+from swarmforge.daemon import wake as notify
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.handoff import delivery, message, notify
+from swarmforge.handoff import delivery, message
 from swarmforge.handoff.draft import summary
 from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
 from swarmforge.layout import ROLES_TSV

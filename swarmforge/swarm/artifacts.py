@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
-from swarmforge import proc
-from swarmforge.swarm import runrecord, tagging
+from swarmforge import proc, tagging
+from swarmforge.config import sessionrecord
 from swarmforge.swarm.disk import Seen, in_main_checkout, path_bytes
 
 # Ignored through info/exclude on purpose: swarmforge's state, never build output.
@@ -175,9 +175,9 @@ def _stopped_trees(root: str) -> tuple[dict[str, str], list[Skipped]]:
 
     A role is running when `status` says so: the same judgement `status` shows.
     """
-    from swarmforge.swarm.state import status
+    from swarmforge.swarm.status import status
 
-    record = runrecord.load(root)
+    record = sessionrecord.load(root)
     if record is None:
         return {}, []
     alive = {r.role for r in status(root).roles if r.alive}

@@ -30,10 +30,10 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from swarmforge import fsutil, proc
+from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.settings import BootstrapSettings
 from swarmforge.errors import shell_status
 from swarmforge.layout import SETUP_FAILED_DIR, STATE_DIRS
-from swarmforge.swarm.runrecord import RoleRecord
-from swarmforge.swarm.settings import BootstrapSettings
 
 TAIL_LINES = 20
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a setup command out of time

@@ -6,14 +6,14 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from swarmforge import roletable
+from swarmforge.config import sessionrecord
+from swarmforge.daemon import handoffd
+from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.dispatcher import sweep as mailbox_sweep
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo, worktrees
-from swarmforge.handoff import handoffd
-from swarmforge.handoff.dispatcher import Paths
-from swarmforge.handoff.dispatcher import sweep as mailbox_sweep
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import runrecord
 from swarmforge.swarm.artifacts import Sweep, sweep
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
@@ -70,7 +70,7 @@ def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
     since ending processes cannot be rehearsed.
     """
     root = os.path.realpath(root)
-    record = runrecord.load(root)
+    record = sessionrecord.load(root)
     live = record is not None and record.state == "running" and is_running(root, record)
     if dry_run:
         run_id = record.run_id if record else None

@@ -22,17 +22,19 @@ from collections.abc import Callable
 from types import FrameType
 
 from swarmforge import logfile, proc
+from swarmforge.agents import commands
+from swarmforge.agents.commands import Invocation
+from swarmforge.config import sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.config.roster import SwarmConfig
+from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.daemon.wakeups import Waker
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import receive
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
-from swarmforge.handoff.wakeups import Waker
-from swarmforge.swarm import agents, placement, roles, runrecord
-from swarmforge.swarm.agents import Invocation
-from swarmforge.swarm.config import load_config
-from swarmforge.swarm.roster import SwarmConfig
-from swarmforge.swarm.runrecord import RoleRecord
+from swarmforge.swarm import placement, rolecommand
 
 # What to run for one item, given its ready printout.
 ItemCommand = Callable[[str], Invocation]
@@ -135,7 +137,7 @@ class ExecRole:
 
     def serve(self) -> None:
         """Handle items as they arrive until `stopping` is set."""
-        from swarmforge.handoff.watch import Watcher
+        from swarmforge.daemon.arrivals import Watcher
 
         watcher = Watcher(self.waker)
         watcher.start()
@@ -162,14 +164,14 @@ def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemComm
     """What role `record` runs per item: its exec command, or its agent's non-interactive mode."""
     spec = config.role(record.name)
     if spec.is_exec:
-        return printout_on_stdin(agents.exec_argv(spec))
-    if not agents.loops_headless(spec):
+        return printout_on_stdin(commands.exec_argv(spec))
+    if not commands.loops_headless(spec):
         raise SwarmforgeError(
             f"Role '{record.name}' runs agent '{spec.agent}', which has no per-item loop.",
             hint="Only exec roles, and claude or codex roles of a headless run, run one.",
         )
-    launch = roles.launch(root, config, record)
-    return lambda printout: agents.item_invocation(spec, launch, printout)
+    launch = rolecommand.launch(root, config, record)
+    return lambda printout: commands.item_invocation(spec, launch, printout)
 
 
 def _logger(root: str, name: str) -> logging.Logger:
@@ -178,7 +180,7 @@ def _logger(root: str, name: str) -> logging.Logger:
 
 def serve_role(root: str, name: str) -> None:
     """Run the loop of role `name` of the project at `root` until SIGTERM."""
-    record = runrecord.load(root)
+    record = sessionrecord.load(root)
     role = record.role(name) if record else None
     if record is None or role is None:
         raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")

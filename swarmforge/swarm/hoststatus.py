@@ -13,10 +13,10 @@ import socket
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.settings import TransportSettings, load_settings
 from swarmforge.errors import CorruptFile
-from swarmforge.swarm.ages import duration
-from swarmforge.swarm.runrecord import RunRecord
-from swarmforge.swarm.settings import TransportSettings, load_settings
+from swarmforge.times import duration
 
 if TYPE_CHECKING:
     from swarmforge.net.presence import HostSeen

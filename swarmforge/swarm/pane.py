@@ -19,13 +19,15 @@ import threading
 from types import FrameType
 
 from swarmforge import proc
+from swarmforge.agents import lifecycle, probe
+from swarmforge.config import sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.config.settings import load_settings
+from swarmforge.daemon.wake import project_socket
+from swarmforge.daemon.wakeups import Waker
 from swarmforge.errors import SwarmforgeError, shell_status
-from swarmforge.handoff.notify import project_socket
-from swarmforge.handoff.wakeups import Waker
-from swarmforge.swarm import agentprobe, lifecycle, placement, roles, runrecord
-from swarmforge.swarm.config import load_config
-from swarmforge.swarm.settings import load_settings
-from swarmforge.swarm.tmux import Tmux
+from swarmforge.swarm import placement, rolecommand
+from swarmforge.tmux import Tmux
 
 CANNOT_START = 127  # as a shell reports a command it cannot run
 
@@ -44,14 +46,14 @@ class Supervisor:
     """Keeps one role's agent running in the current terminal."""
 
     def __init__(self, root: str, name: str) -> None:
-        record = runrecord.load(root)
+        record = sessionrecord.load(root)
         role = record.role(name) if record else None
         if record is None or role is None:
             raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
         self.env = placement.role_env(root, record.run_id, role)
-        self.argv = roles.command(root, config, role, self.env, "tmux")
+        self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         settings = load_settings(root, config.names)
         self.policy = settings.role(name).restart
         self.stall_after = settings.stall.seconds
@@ -68,11 +70,11 @@ class Supervisor:
             self.child.send_signal(signal.SIGTERM)
 
     def _refresh(self) -> None:
-        agentprobe.refresh_roles(self.root, (self.name,), self.stall_after)
+        probe.refresh_roles(self.root, (self.name,), self.stall_after)
 
     def _watch(self) -> None:
         """Record the agent's state every few seconds until the supervisor ends."""
-        while not self.done.wait(agentprobe.EVERY):
+        while not self.done.wait(probe.EVERY):
             self._refresh()
 
     def _run_once(self, restarts: int) -> int:

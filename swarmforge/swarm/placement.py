@@ -6,15 +6,15 @@ import os
 import time
 from collections.abc import Callable
 
-from swarmforge import fsutil, proc, roletable
+from swarmforge import fsutil, proc, roletable, tagging
+from swarmforge.config.roster import RoleSpec, SwarmConfig
+from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.settings import load_settings
 from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import BIN_DIR, LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
 from swarmforge.ports import assign_ports, is_bound, project_identity
-from swarmforge.swarm import bootstrap, tagging
-from swarmforge.swarm.roster import RoleSpec, SwarmConfig
-from swarmforge.swarm.runrecord import RoleRecord
-from swarmforge.swarm.settings import load_settings
+from swarmforge.swarm import bootstrap
 
 
 def new_run_id() -> str:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import psutil
 
+from swarmforge import tagging
+from swarmforge.config.sessionrecord import RunRecord
 from swarmforge.ports import listeners
-from swarmforge.swarm import tagging
-from swarmforge.swarm.runrecord import RunRecord
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from swarmforge.swarm import agenthint, lifecycle
-from swarmforge.swarm.settings import StartSettings
+from swarmforge.agents import hints, lifecycle
+from swarmforge.config.settings import StartSettings
 
 START_WINDOW = 10.0  # seconds an agent counts as starting unless it settles sooner
 MINUTE = 60.0
@@ -134,7 +134,7 @@ def _epoch(stamp: str) -> float:
 def agent_settled(root: str, run_id: str, role: str, since: float) -> bool:
     """True if `role`'s agent, started at `since` (epoch seconds), is done starting: it
     said something of itself since, or its process has exited since."""
-    hint = agenthint.read_hint(root, role)
+    hint = hints.read_hint(root, role)
     if hint is not None and hint.at >= since:
         return True
     life = lifecycle.load(root, role, run_id)

@@ -1,0 +1,1 @@
+"""What swarmforge knows of each agent CLI: command lines, configuration, hooks, state, tokens."""

@@ -1,0 +1,127 @@
+"""An agent's life as `status` shows it: started, exited (code, when, last lines), restarted.
+
+Whatever supervises a role's process (the tmux pane's supervisor, or the headless
+runner) records each start and exit in `.swarmforge/agents/<role>.json`, and asks
+`restart_pause` whether, and after how long, to start it again. Each start, exit and
+planned restart is also an event in the project's log (events.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from swarmforge import events, fsutil
+from swarmforge.config.settings import Restart
+from swarmforge.errors import CorruptFile
+from swarmforge.layout import AGENTS_DIR
+from swarmforge.records import read_json_model
+
+MAX_BACKOFF = 30.0
+TAIL_LINES = 20
+
+
+class AgentLife(BaseModel):
+    """The last known life of one role's process."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    run_id: str
+    state: Literal["running", "exited"]
+    pid: int | None = None
+    started_at: str
+    restarts: int = 0
+    exit_code: int | None = None  # of the last exit (kept while a restarted process runs)
+    exited_at: str | None = None
+    restart_at: str | None = None  # when an exited agent starts again; None: it will not
+    tail: list[str] = []
+
+
+def now_stamp(when: float | None = None) -> str:
+    """An ISO-8601 UTC instant."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if when is None else when))
+
+
+def life_path(root: str, role: str) -> str:
+    """Where the life of `role` is recorded."""
+    return os.path.join(root, AGENTS_DIR, f"{role}.json")
+
+
+def load(root: str, role: str, run_id: str) -> AgentLife | None:
+    """The recorded life of `role` in run `run_id`, or None (none yet, another run, damaged)."""
+    try:
+        life = read_json_model(life_path(root, role), AgentLife)
+    except CorruptFile:
+        return None  # a status view never fails on it; the next start rewrites it
+    return life if life is not None and life.run_id == run_id else None
+
+
+def _save(root: str, life: AgentLife) -> None:
+    path = life_path(root, life.role)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fsutil.atomic_write(path, (life.model_dump_json(indent=2) + "\n").encode(), durable=False)
+
+
+def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:
+    """Record that `role`'s process `pid` started; a restart keeps how the last life ended."""
+    before = load(root, role, run_id) if restarts else None
+    _save(
+        root,
+        AgentLife(
+            role=role,
+            run_id=run_id,
+            state="running",
+            pid=pid,
+            started_at=now_stamp(),
+            restarts=restarts,
+            exit_code=before.exit_code if before else None,
+            exited_at=before.exited_at if before else None,
+            tail=before.tail if before else [],
+        ),
+    )
+    fields = {"role": role, "run_id": run_id, "pid": pid, "restarts": restarts}
+    events.emit(root, "agent-started", fields)
+
+
+def exited(
+    root: str, role: str, run_id: str, code: int, tail: list[str], pause: float | None
+) -> None:
+    """Record that `role`'s process exited with `code`; `pause`: seconds to its restart."""
+    before = load(root, role, run_id)
+    _save(
+        root,
+        AgentLife(
+            role=role,
+            run_id=run_id,
+            state="exited",
+            pid=before.pid if before else None,
+            started_at=before.started_at if before else now_stamp(),
+            restarts=before.restarts if before else 0,
+            exit_code=code,
+            exited_at=now_stamp(),
+            restart_at=None if pause is None else now_stamp(time.time() + pause),
+            tail=[line.rstrip() for line in tail if line.strip()][-TAIL_LINES:],
+        ),
+    )
+    ended: list[tuple[str, dict[str, object]]] = [
+        ("agent-exited", {"role": role, "run_id": run_id, "exit_code": code})
+    ]
+    if pause is not None:
+        ended.append(("agent-restarting", {"role": role, "run_id": run_id, "after": pause}))
+    events.EventLog(root).emit_many(ended)
+
+
+def restart_pause(policy: Restart, code: int, restarts: int) -> float | None:
+    """Seconds to wait before restarting a process that exited with `code`; None: don't.
+
+    `on-failure` restarts after a non-zero exit, waiting 1, 2, 4, ... seconds (at
+    most MAX_BACKOFF) as the restarts add up; an agent that was ended by a signal
+    counts as failed. A clean exit (0) is the agent's own decision and is kept.
+    """
+    if policy == "never" or code == 0:
+        return None
+    return min(MAX_BACKOFF, 2.0**restarts)

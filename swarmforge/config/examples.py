@@ -1,0 +1,132 @@
+"""The TOML files `init` writes for a pack: its settings, and an example rehearsal script.
+
+Both are made for the pack's own roles and rendered with tomli-w, under a
+comment that says what the file is for.
+"""
+
+from __future__ import annotations
+
+import os
+
+import tomli_w
+
+from swarmforge.config.roster import SWARMFORGE_DIR, RoleSpec, SwarmConfig
+
+REHEARSAL_FILE = os.path.join(SWARMFORGE_DIR, "rehearse.toml")
+REHEARSED = ("claude", "codex")
+
+SETTINGS_HEAD = """\
+# swarmforge settings that swarmforge.conf (SwarmForge's format) has no word for.
+# Per role:
+#   restart = "on-failure" | "never"   restart an agent that exits with an error, with
+#                                      growing pauses (1, 2, 4 ... 30 s), or leave it down
+#   allow_helpers = true | false       claude: the swarm's helper scripts run without
+#                                      asking for approval each time
+
+"""
+
+REHEARSAL_HEAD = """\
+# An example rehearsal: `swarmforge rehearse swarmforge/rehearse.toml` runs this swarm
+# with the real agent CLIs against a scripted model, on a throw-away copy of the
+# project, offline and for free. Each role plays its turns in order: turn 1 answers
+# the agent's opening prompt, every later turn the next message it gets (a wake-up).
+# Each string of `run` is one call of the agent's shell tool, in the role's worktree.
+# `expect` is checked when the turn ends: `output` (text the commands printed),
+# `sent` (roles it queued a handoff to), `completed` (handoffs it completed).
+# These turns commit and merge. codex's default sandbox keeps `.git` read-only, so
+# with a plain `codex` window line the commit fails here as it would in the real
+# swarm: give the role write access first (for example by adding
+# --dangerously-bypass-approvals-and-sandbox to its line); see docs/configuration.md.
+
+"""
+
+# The commit named by the handoff in process (alone, or in a batch directory).
+_HANDED_COMMIT = (
+    "cat .swarmforge/handoffs/inbox/in_process/*.handoff "
+    ".swarmforge/handoffs/inbox/in_process/*/*.handoff 2>/dev/null "
+    "| sed -n 's/^commit: //p' | head -n 1"
+)
+
+
+def settings(config: SwarmConfig) -> bytes:
+    """swarmforge.toml with every role's default settings written out."""
+    roles: dict[str, dict[str, object]] = {}
+    for role in config.roles:
+        entry: dict[str, object] = {"restart": "on-failure"}
+        if role.agent == "claude":
+            entry["allow_helpers"] = True
+        roles[role.name] = entry
+    return (SETTINGS_HEAD + tomli_w.dumps({"roles": roles})).encode()
+
+
+def _pair(config: SwarmConfig) -> tuple[RoleSpec, RoleSpec] | None:
+    """The roles of the example: the coder (or the first agent role) and the next one."""
+    cast = [r for r in config.roles if r.agent in REHEARSED]
+    if len(cast) < 2:
+        return None
+    first = next((r for r in cast if r.name == "coder"), cast[0])
+    second = next(r for r in cast[cast.index(first) + 1 :] + cast if r is not first)
+    return first, second
+
+
+def _draft(path: str, headers: str, *args: str) -> str:
+    """A command that writes a handoff draft with printf, then hands it to the gate."""
+    return " ".join(["printf", f"'{headers}'", *args, ">", path, "&&", "swarm_handoff.sh", path])
+
+
+def rehearsal(config: SwarmConfig) -> bytes:
+    """An example script: one role commits and hands the commit on, the next merges and answers."""
+    pair = _pair(config)
+    roles: dict[str, object] = {}
+    if pair is not None:
+        maker, taker = pair
+        handoff = (
+            f"type: git_handoff\\nto: {taker.name}\\npriority: 50\\ntask: greeting\\ncommit: %s\\n"
+        )
+        roles[maker.name] = {
+            "turns": [
+                {
+                    "run": [
+                        "echo 'hello from the rehearsal' > greeting.txt && git add greeting.txt"
+                        " && git commit -q -m 'Add a greeting' && git log --oneline -1",
+                        _draft(
+                            ".swarmforge/greeting.draft",
+                            handoff,
+                            '"$(git rev-parse --short=10 HEAD)"',
+                        ),
+                    ],
+                    "say": f"Committed the greeting and handed it to {taker.name}.",
+                    "expect": {"output": ["HANDOFF QUEUED"], "sent": [taker.name]},
+                },
+                {
+                    "run": ["ready_for_next.sh", "done_with_current.sh"],
+                    "say": "Read the answer.",
+                    "expect": {"output": [f"FROM: {taker.name}"], "completed": 1},
+                },
+            ]
+        }
+        note = f"type: note\\nto: {maker.name}\\npriority: 50\\nmessage: merged the greeting\\n"
+        roles[taker.name] = {
+            "turns": [
+                {"say": "Waiting for handoffs."},
+                {
+                    "run": [
+                        "ready_for_next.sh",
+                        f"git merge --no-edit $({_HANDED_COMMIT}) && cat greeting.txt",
+                        _draft(".swarmforge/answer.draft", note),
+                        "done_with_current.sh",
+                    ],
+                    "say": f"Merged the greeting and told {maker.name}.",
+                    "expect": {
+                        "output": [f"merge_and_process {maker.name}", "hello from the rehearsal"],
+                        "sent": [maker.name],
+                        "completed": 1,
+                    },
+                },
+            ]
+        }
+    for role in config.roles:
+        if role.agent in REHEARSED and role.name not in roles:
+            roles[role.name] = {"turns": [{"say": "Waiting for handoffs."}]}
+    document = {"timeout": 300, "roles": roles}
+    return (REHEARSAL_HEAD + tomli_w.dumps(document)).encode()

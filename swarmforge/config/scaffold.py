@@ -1,0 +1,190 @@
+"""`init`: lay out a project's swarmforge/ directory from one of the shipped packs.
+
+A pack is `conf/<pack>/` (its `swarmforge.conf` and its own constitution
+articles). Scaffolding copies it, the shipped constitution, the shared articles
+and the prompt of every agent role into `<dir>/swarmforge/`, as `load_config`
+expects them, and writes two TOML files made for the pack's roles (with
+tomli-w): `swarmforge.toml`, the settings swarmforge.conf has no word for, and
+`rehearse.toml`, an example rehearsal script. Existing files are never
+replaced unless asked: without `force` either every file is written or none is.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from swarmforge import fsutil
+from swarmforge.config import examples
+from swarmforge.config.conf import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
+from swarmforge.config.examples import REHEARSAL_FILE
+from swarmforge.config.prompts import (
+    ARTICLES_DIR,
+    article_names,
+    shipped_articles_dir,
+    shipped_packs_dir,
+    shipped_roles_dir,
+)
+from swarmforge.config.roster import SwarmConfig
+from swarmforge.config.settings import settings_path
+from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.git import repo
+
+DEFAULT_PACK = "two-pack"
+PACK_CONFIG = "swarmforge.conf"
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One file to scaffold: where it goes, and the shipped file it comes from or its bytes."""
+
+    target: str
+    source: str
+    data: bytes | None = None
+
+    def read(self) -> bytes:
+        """The file's contents."""
+        if self.data is not None:
+            return self.data
+        with open(self.source, "rb") as f:
+            return f.read()
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    """What `init` did: the pack, the project directory and the files written."""
+
+    pack: str
+    dir: str
+    written: list[str]
+    # The project has history: `up` does not commit for it, and worktree roles
+    # read only what is committed, so swarmforge/ must be committed first.
+    commit_first: bool = False
+
+
+def packs() -> list[str]:
+    """The names of the shipped packs, sorted."""
+    root = shipped_packs_dir()
+    try:
+        entries = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    return sorted(e for e in entries if os.path.isfile(os.path.join(root, e, PACK_CONFIG)))
+
+
+def pack_config(pack: str) -> SwarmConfig:
+    """The parsed configuration of shipped pack `pack`; an error lists the packs if unknown."""
+    names = packs()
+    if pack not in names:
+        raise SwarmforgeError(
+            f"Unknown pack '{pack}'.",
+            details=(f"Available packs: {', '.join(names) or '(none shipped)'}",),
+            hint="Pick one with `swarmforge init --pack NAME`.",
+        )
+    path = os.path.join(shipped_packs_dir(), pack, PACK_CONFIG)
+    with open(path, encoding="utf-8") as f:
+        return parse_config(f.read(), path)
+
+
+def _articles(pack: str, root: str) -> dict[str, str]:
+    """Target -> source of every article; a pack's own article wins over a shared namesake."""
+    sources: dict[str, str] = {}
+    for directory in (
+        shipped_articles_dir(),
+        os.path.join(shipped_packs_dir(), pack, "constitution", "articles"),
+    ):
+        for name in article_names(directory):
+            sources[os.path.join(root, ARTICLES_DIR, name)] = os.path.join(directory, name)
+    return sources
+
+
+def plan(pack: str, directory: str) -> list[Copy]:
+    """Every file `init` writes for `pack` into the project at `directory`."""
+    root = os.path.abspath(directory)
+    config = pack_config(pack)
+    copies = [
+        Copy(os.path.join(root, CONFIG_FILE), os.path.join(shipped_packs_dir(), pack, PACK_CONFIG)),
+        Copy(
+            os.path.join(root, CONSTITUTION_FILE),
+            os.path.join(shipped_roles_dir(), "constitution.prompt"),
+        ),
+    ]
+    copies += [Copy(t, s) for t, s in sorted(_articles(pack, root).items())]
+    for role in config.roles:
+        if role.is_exec:
+            continue  # an exec role runs a command and reads no prompt
+        source = os.path.join(shipped_roles_dir(), f"{role.name}.prompt")
+        if not os.path.isfile(source):
+            raise CorruptFile(config.path, role.line, f"no shipped prompt for role '{role.name}'")
+        copies.append(Copy(role_prompt_path(root, role.name), source))
+    generated = "(generated for the pack's roles)"
+    copies.append(Copy(settings_path(root), generated, examples.settings(config)))
+    copies.append(Copy(os.path.join(root, REHEARSAL_FILE), generated, examples.rehearsal(config)))
+    return copies
+
+
+def _refuse(existing: list[str]) -> SwarmforgeError:
+    return SwarmforgeError(
+        f"Not scaffolding: {len(existing)} file(s) exist already; nothing was written.",
+        details=tuple(f"  {path}" for path in existing),
+        hint="Use `swarmforge init --force` to replace them.",
+    )
+
+
+def _publish_new(copy: Copy) -> bool:
+    """Write `copy` unless its target exists (then False); a link, so nothing is replaced."""
+    tmp = fsutil.temp_name(copy.target)
+    try:
+        fsutil.write_new(tmp, copy.read())
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    return fsutil.publish(tmp, copy.target)
+
+
+def _write_all_or_none(copies: list[Copy]) -> None:
+    """Publish every file without replacing any; on any failure, take back what was published."""
+    published: list[str] = []
+    try:
+        for copy in copies:
+            if not _publish_new(copy):
+                # It appeared after the check: it is someone else's, and it stays.
+                raise _refuse([copy.target])
+            published.append(copy.target)
+    except BaseException:
+        for path in published:
+            os.unlink(path)
+        raise
+    for directory in sorted({os.path.dirname(path) for path in published}):
+        fsutil.fsync_dir(directory)
+
+
+def _make_dirs(copies: list[Copy]) -> None:
+    for directory in sorted({os.path.dirname(c.target) for c in copies}):
+        os.makedirs(directory, exist_ok=True)
+
+
+def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Scaffolded:
+    """Scaffold `<directory>/swarmforge/` from `pack`; refuses to replace files unless `force`."""
+    root = os.path.abspath(directory)
+    if os.path.lexists(root) and not os.path.isdir(root):
+        raise SwarmforgeError(f"{root} exists and is not a directory.")
+    copies = plan(pack, root)
+    existing = [c.target for c in copies if os.path.lexists(c.target)]
+    if existing and not force:
+        raise _refuse(existing)
+    try:
+        _make_dirs(copies)
+        if force:
+            for copy in copies:
+                fsutil.atomic_write(copy.target, copy.read())
+        else:
+            _write_all_or_none(copies)
+    except OSError as exc:
+        # A replace names the temporary file first and the target second: name the target.
+        where = exc.filename2 or exc.filename or root
+        raise SwarmforgeError(f"Cannot write {where}: {exc.strerror or exc}.") from None
+    checkout = repo.open_checkout(root)
+    has_history = checkout is not None and checkout.head is not None
+    return Scaffolded(pack, root, [c.target for c in copies], commit_first=has_history)

@@ -1,0 +1,1 @@
+"""The delivery daemon: one delivery pass, wake-ups, mail across hosts, budgets and alerts."""

@@ -1,0 +1,85 @@
+"""Waking: the daemon's self-pipe (`Waker`), and the wake-ups it owes roles (`Wakeups`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+
+from swarmforge import host, roletable
+from swarmforge.daemon.wake import Notifier, WakeFailed
+from swarmforge.errors import SwarmforgeError
+
+WAKE_RETRIES = 6
+WAKE_BACKOFF = 0.5
+
+
+class Waker:
+    """A self-pipe: `set` from any thread or signal handler, `wait` in the main loop.
+
+    A pipe rather than threading.Event: Event.set takes a lock, which a signal
+    handler interrupting that same lock's holder would wait on forever.
+    """
+
+    def __init__(self) -> None:
+        self.r, self.w = host.pipe()
+
+    def set(self) -> None:
+        """Wake the waiter."""
+        try:
+            os.write(self.w, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: the waiter is woken already
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep until set or `timeout` seconds; True if set. Clears what was set."""
+        ready, _, _ = select.select([self.r], [], [], timeout)
+        if ready:
+            try:
+                while os.read(self.r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        return bool(ready)
+
+    def close(self) -> None:
+        """Release the pipe."""
+        os.close(self.r)
+        os.close(self.w)
+
+
+class Wakeups:
+    """Wake-ups owed to roles, retried with backoff until sent or given up."""
+
+    def __init__(self, notifier: Notifier, log: logging.Logger) -> None:
+        self.notifier = notifier
+        self.log = log
+        self.due: dict[str, tuple[float, int]] = {}  # role -> (next attempt, attempts)
+
+    def add(self, role: str) -> None:
+        """Owe `role` a wake-up now (coalesced with one already owed)."""
+        self.due[role] = (0.0, self.due.get(role, (0.0, 0))[1])
+
+    def next_due(self) -> float | None:
+        """When the earliest owed wake-up falls due (monotonic), or None."""
+        return min((t for t, _ in self.due.values()), default=None)
+
+    def send(self, roles: dict[str, roletable.RoleEntry], root: str, now: float) -> None:
+        """Send every wake-up that is due."""
+        for role, (when, attempts) in list(self.due.items()):
+            if when > now:
+                continue
+            entry = roles.get(role)
+            try:
+                if entry is not None:
+                    self.notifier.wake(role, entry, root)
+                del self.due[role]
+            except (WakeFailed, SwarmforgeError, OSError) as exc:
+                if attempts + 1 >= WAKE_RETRIES:
+                    self.log.error(
+                        "giving up waking %s after %d attempts: %s", role, attempts + 1, exc
+                    )
+                    del self.due[role]
+                else:
+                    self.log.warning("waking %s failed (%s); retrying", role, exc)
+                    self.due[role] = (now + WAKE_BACKOFF * 2**attempts, attempts + 1)

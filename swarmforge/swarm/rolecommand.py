@@ -1,0 +1,120 @@
+"""What runs a role: its command line, for either backend."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from swarmforge import fsutil, proc
+from swarmforge.agents import commands
+from swarmforge.config import prompts, sessionrecord
+from swarmforge.config.conf import CONSTITUTION_FILE, role_prompt_path
+from swarmforge.config.roster import MAIN_CHECKOUT, SwarmConfig
+from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.settings import load_settings
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import placement
+
+
+def write_instructions(root: str, config: SwarmConfig) -> None:
+    """Write each agent role's opening instruction file (under `.swarmforge/`, untracked)."""
+    for role in config.roles:
+        if not role.is_exec:
+            path = prompts.instruction_path(root, role.name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fsutil.atomic_write(path, prompts.instruction_text(role.name).encode(), durable=False)
+
+
+def instruction_files(root: str, role: str) -> list[str]:
+    """What an agent of `role` is told to read, relative to its worktree."""
+    articles = prompts.article_names(os.path.join(root, prompts.ARTICLES_DIR))
+    return [
+        CONSTITUTION_FILE,
+        *(os.path.join(prompts.ARTICLES_DIR, name) for name in articles),
+        os.path.relpath(role_prompt_path(root, role), root),
+    ]
+
+
+def _committed(root: str, paths: list[str]) -> set[str]:
+    """Which of `paths` the main checkout's HEAD holds (a new worktree starts from it)."""
+    listed = proc.run(["git", "-C", root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths])
+    return set(listed.stdout.decode(errors="replace").splitlines()) if listed.ok else set()
+
+
+def check_instructions(root: str, roles: list[RoleRecord]) -> None:
+    """Refuse to start a worktree role whose worktree would lack what it is told to read.
+
+    A new worktree is a checkout of HEAD, so a `swarmforge/` that was never
+    committed is not in it; an existing worktree is looked at as it is.
+    """
+    missing: dict[str, list[str]] = {}
+    for role in roles:
+        if role.exec_role or role.worktree in MAIN_CHECKOUT:
+            continue
+        wanted = instruction_files(root, role.name)
+        if os.path.isdir(role.path):
+            have = {p for p in wanted if os.path.isfile(os.path.join(role.path, p))}
+        else:
+            have = _committed(root, wanted)
+        lacking = [p for p in wanted if p not in have]
+        if lacking:
+            missing[role.name] = lacking
+    if not missing:
+        return
+    existing = [r.path for r in roles if r.name in missing and os.path.isdir(r.path)]
+    hint = (
+        "Commit them, then run `swarmforge up` again: "
+        "git add swarmforge && git commit -m 'Add the swarm configuration'"
+    )
+    if existing:
+        branch = placement.main_branch(root)
+        hint += "; and bring them into the existing worktree(s): " + "; ".join(
+            f"git -C {path} merge {branch}" for path in existing
+        )
+    raise SwarmforgeError(
+        "Not starting: these roles would not find their instructions in their worktrees.",
+        details=tuple(f"  {name}: {', '.join(paths)}" for name, paths in missing.items()),
+        hint=hint,
+    )
+
+
+def launch(root: str, config: SwarmConfig, record: RoleRecord) -> commands.Launch:
+    """What the agent of role `record` is started with: worktree, instructions, settings."""
+    settings = load_settings(root, config.names).role(record.name)
+    return commands.Launch(
+        record.path,
+        prompts.instruction_path(root, record.name),
+        prompts.instruction_text(record.name),
+        allow_helpers=settings.allow_helpers,
+    )
+
+
+def run_backend(root: str) -> str:
+    """The backend of the project's run (`tmux` when it has no run record)."""
+    record = sessionrecord.load(root)
+    return record.backend if record is not None else "tmux"
+
+
+def command(
+    root: str,
+    config: SwarmConfig,
+    record: RoleRecord,
+    env: dict[str, str],
+    backend: str | None = None,
+) -> list[str]:
+    """The argv that runs role `record`: its per-item loop, or its agent.
+
+    `backend` (`tmux` or `headless`) defaults to the backend of the project's run
+    record. Exec roles always run the loop; with the headless backend, claude and
+    codex roles run it too, driving the agent's non-interactive mode once per item.
+    """
+    loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
+    if record.exec_role:
+        return loop
+    spec = config.role(record.name)
+    path = env.get("PATH")
+    if (backend or run_backend(root)) == "headless" and commands.loops_headless(spec):
+        # A missing agent is reported when the role starts, not at its first item.
+        commands.require_executable(spec.agent, role=spec.name, path=path, cwd=record.path)
+        return loop
+    return commands.launch_argv(spec, launch(root, config, record), path=path)
