@@ -60,10 +60,10 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
-from swarmforge.daemon.wake import project_socket
 from swarmforge.events import EventLog, log_path
 from swarmforge.handoff import gate
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.tmux import project_socket
 from swarmforge.views.watch import COLUMNS, WatchApp
 from swarmforge.views.watchdata import Snapshot, snapshot
 

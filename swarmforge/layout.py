@@ -33,3 +33,15 @@ RUNS_DIR = os.path.join(STATE_DIR, "runs")  # planned runs: journal, reports, le
 GIT_LOCK = os.path.join(STATE_DIR, "git.lock")  # serialises our changes to the repository
 INTENTS_DIR = os.path.join(STATE_DIR, "worktrees")  # worktree creations in progress
 EVENTS_LOG = os.path.join(STATE_DIR, "events.jsonl")  # the project's event log (events.py)
+
+# The SwarmForge helper scripts (in `BIN_DIR` and in bin/), and the arguments each
+# passes to the `swarmforge` command.
+SCRIPTS = {
+    "swarm_handoff.sh": ("handoff",),
+    "ready_for_next.sh": ("ready",),
+    "ready_for_next_task.sh": ("ready", "--mode", "task"),
+    "ready_for_next_batch.sh": ("ready", "--mode", "batch"),
+    "done_with_current.sh": ("done",),
+    "done_with_current_task.sh": ("done", "--mode", "task"),
+    "done_with_current_batch.sh": ("done", "--mode", "batch"),
+}

@@ -7,6 +7,8 @@ where tmux itself would reinterpret an argument are escaped here.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shlex
 import sys
 import time
@@ -29,6 +31,12 @@ _NAME_FORBIDDEN = SESSION_UNSAFE_CHARS
 # What a client says that reached a server on its way out; the command did not run.
 LOST_SERVER = b"server exited unexpectedly"
 LOST_SERVER_TRIES = 5
+
+
+def project_socket(root: str) -> str:
+    """The name of the project's private tmux socket (`tmux -L NAME`)."""
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
+    return f"swarmforge-{digest}"
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from swarmforge.agents.hints import Hint
 from swarmforge.agents.state import Evidence, combine
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
-from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import status
+from swarmforge.tmux import project_socket
 from tests.realagents import require_cli
 from tests.support import VENV_BIN, retry_until
 from tests.support import run_cli as sf

@@ -60,7 +60,7 @@ def test_claude_without_allow_helpers_gets_only_its_state_hooks() -> None:
 
 
 def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
-    from swarmforge.cli.helpers import SCRIPTS
+    from swarmforge.layout import SCRIPTS
 
     assert commands.helper_settings() == HELPERS_JSON
     allowed = json.loads(commands.helper_settings())["permissions"]["allow"]

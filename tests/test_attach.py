@@ -15,9 +15,8 @@ import pytest
 
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, RunRecord
-from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import SwarmforgeError
-from swarmforge.tmux import Tmux
+from swarmforge.tmux import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
 from tests.support import VENV_BIN, copy_tree, retry_until
 from tests.support import run_cli as sf

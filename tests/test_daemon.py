@@ -21,6 +21,7 @@ from swarmforge.daemon.arrivals import Watcher
 from swarmforge.daemon.dispatcher import Dispatcher, Paths
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
+from swarmforge.tmux import project_socket
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import queue_note as send
 from tests.support import run_cli as sf
@@ -267,7 +268,7 @@ def test_sigkill_at_random_moments_never_loses_doubles_or_shows_a_partial_copy(
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_tmux_wakes_an_interactive_agent(swarm: Project, tmp_path: Path) -> None:
-    socket = wake.project_socket(str(swarm.root))
+    socket = project_socket(str(swarm.root))
     heard = tmp_path / "heard.txt"
     agent = f"import sys\nfor line in sys.stdin:\n    open({str(heard)!r}, 'a').write(line)\n"
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]

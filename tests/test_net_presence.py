@@ -82,10 +82,11 @@ def beat_of(host: str, roles: dict[str, int], sent_at: float | None = None, **mo
 
 
 def test_a_hosts_beat_is_seen_by_another_host(project: Project, transport: Any, other: Any) -> None:
+    from swarmforge.daemon import heartbeat
     from swarmforge.net import presence
 
     record_run(project)
-    mine = presence.local_beat(str(project.root), pid=99)
+    mine = heartbeat.local_beat(str(project.root), pid=99)
     assert mine is not None and mine.primary and mine.host == socket.gethostname()
     assert [(r.name, r.port) for r in mine.roles] == [
         ("coder", 4000),
@@ -100,9 +101,9 @@ def test_a_hosts_beat_is_seen_by_another_host(project: Project, transport: Any, 
 
 def test_without_a_run_record_there_is_no_beat(tmp_path: Path) -> None:
     pytest.importorskip("nats")
-    from swarmforge.net import presence
+    from swarmforge.daemon import heartbeat
 
-    assert presence.local_beat(str(tmp_path)) is None
+    assert heartbeat.local_beat(str(tmp_path), 1) is None
 
 
 def test_a_host_that_stops_beating_turns_unreachable_and_stays_shown(

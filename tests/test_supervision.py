@@ -13,9 +13,10 @@ import pytest
 from swarmforge.agents import lifecycle
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import load_settings, parse_settings
-from swarmforge.daemon import handoffd, wake
+from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile, shell_status
+from swarmforge.tmux import project_socket
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 from tests.test_swarm import make_swarm, nothing_left
@@ -58,7 +59,7 @@ def _swarm(repo: Path, toml: str = "") -> Path:
 def test_an_agent_that_fails_is_shown_exited_then_restarted(repo: Path) -> None:
     _swarm(repo)
     # A tmux server started by a client with a bare PATH: panes would get that PATH.
-    socket = wake.project_socket(str(repo))
+    socket = project_socket(str(repo))
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
     subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other"], env=env, check=True)
     r = sf("up", "--stagger", "0", cwd=repo)

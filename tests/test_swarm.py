@@ -24,6 +24,7 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
+from swarmforge.tmux import project_socket
 from tests.support import git, retry_until
 from tests.support import run_cli as sf
 
@@ -259,7 +260,7 @@ def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_pat
     nothing_left(repo)
     assert (
         subprocess.run(
-            ["tmux", "-L", wake.project_socket(str(repo)), "list-sessions"], capture_output=True
+            ["tmux", "-L", project_socket(str(repo)), "list-sessions"], capture_output=True
         ).returncode
         != 0
     )

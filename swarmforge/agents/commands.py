@@ -58,9 +58,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from swarmforge.agents import codex
-from swarmforge.cli.helpers import SCRIPTS
 from swarmforge.config.roster import RoleSpec
 from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import SCRIPTS
 
 AUTO_APPROVE_FLAGS = frozenset({"--yolo", "--always-approve"})
 HEADLESS_AGENTS = ("claude", "codex")  # the agents with a non-interactive mode the loop drives

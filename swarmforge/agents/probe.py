@@ -22,11 +22,11 @@ from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.state import Evidence, Report, StateRecord, Verdict
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, RunRecord
-from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
+from swarmforge.tmux import project_socket
 
 # Agents whose screen shows a status line throughout a turn (agentstate.WORKING_MARKERS).
 STATUS_LINE_AGENTS = ("codex",)

@@ -12,16 +12,6 @@ import sys
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 HELPERS = ("handoff", "ready", "done")
-# The SwarmForge helper scripts and the arguments each passes to `main`.
-SCRIPTS = {
-    "swarm_handoff.sh": ("handoff",),
-    "ready_for_next.sh": ("ready",),
-    "ready_for_next_task.sh": ("ready", "--mode", "task"),
-    "ready_for_next_batch.sh": ("ready", "--mode", "batch"),
-    "done_with_current.sh": ("done",),
-    "done_with_current_task.sh": ("done", "--mode", "task"),
-    "done_with_current_batch.sh": ("done", "--mode", "batch"),
-}
 USAGE = """usage: swarmforge handoff DRAFT
        swarmforge ready [--mode task|batch] [--json]
        swarmforge done [--mode task|batch] [--json]"""

@@ -158,7 +158,7 @@ def _find_run(root: str, wanted: str) -> str:
 
 
 def _list(ns: argparse.Namespace) -> int:
-    from swarmforge.views import plannedruns
+    from swarmforge.run import overview
 
     root = _root(ns)
     # Read only: listing runs never writes, even to a journal with a torn tail.
@@ -170,7 +170,7 @@ def _list(ns: argparse.Namespace) -> int:
             "finished": run.finished,
             "events": run.events,
         }
-        for run in plannedruns.runs(root)
+        for run in overview.runs(root)
     ]
     if ns.json:
         print(json.dumps(rows, indent=2))

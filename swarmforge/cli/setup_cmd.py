@@ -97,7 +97,7 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
 
 
 def _doctor(ns: argparse.Namespace) -> int:
-    from swarmforge.doctor.local import run_checks
+    from swarmforge.doctor.report import run_checks
 
     root, in_project = _doctor_root(ns.project)
     checks = run_checks(root, in_project=in_project)

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import fsutil
-from swarmforge.layout import RUN_RECORD
+from swarmforge import fsutil, proc, tagging
+from swarmforge.layout import BIN_DIR, RUN_RECORD
 from swarmforge.records import read_json_model
 
 
@@ -76,3 +76,21 @@ def remove(root: str) -> None:
         os.unlink(record_path(root))
     except FileNotFoundError:
         pass
+
+
+def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
+    """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
+    path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
+    return {
+        **role.env,
+        **tagging.tags(run_id, root),
+        "SWARMFORGE_ROLE": role.name,
+        "PORT": str(role.port),
+        "SWARMFORGE_PORT": str(role.port),
+        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
+    }
+
+
+def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
+    """The whole environment of everything started for `role`."""
+    return proc.child_env(role_vars(root, run_id, role))

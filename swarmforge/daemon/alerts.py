@@ -213,7 +213,7 @@ def notify_send(data: str) -> None:
 
 def bell(root: str) -> int:
     """Ring the terminal of every tmux client attached to the swarm of `root`; how many."""
-    from swarmforge.daemon.wake import project_socket
+    from swarmforge.tmux import project_socket
 
     listed = proc.run(["tmux", "-L", project_socket(root), "list-clients", "-F", "#{client_tty}"])
     ttys = sorted(set(listed.stdout.decode(errors="replace").split())) if listed.ok else []

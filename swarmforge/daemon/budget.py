@@ -36,7 +36,6 @@ from swarmforge.config.sessionrecord import RoleRecord, RunRecord
 from swarmforge.config.settings import Settings, load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import BUDGET_STATE
-from swarmforge.swarm import placement
 
 CHECK_SECONDS = 30.0  # how often the daemon checks the budgets of a running swarm
 KIND = "budget-crossed"
@@ -82,7 +81,7 @@ def role_spent(root: str, record: RunRecord, role: RoleRecord) -> Tokens | None:
     since = run_since(record)
     if since is None:
         return None
-    env = placement.role_env(root, record.run_id, role)
+    env = sessionrecord.role_env(root, record.run_id, role)
     return role_tokens(role.agent, env, role.path, since)
 
 

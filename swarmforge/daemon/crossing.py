@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import queue
 import threading
 import time
@@ -29,6 +30,7 @@ from concurrent.futures import Future
 from nats.errors import TimeoutError as NatsTimeout
 
 from swarmforge.config.settings import TransportSettings
+from swarmforge.daemon import heartbeat
 from swarmforge.handoff import message
 from swarmforge.net import presence, relay
 from swarmforge.net.transport import Message, Transport, TransportError
@@ -215,7 +217,7 @@ class Crossing:
             return
         self._beaten = now
         try:
-            beat = presence.local_beat(self.root)
+            beat = heartbeat.local_beat(self.root, os.getpid())
             if beat is not None:
                 presence.beat(self.transport, beat)
         except TransportError as exc:

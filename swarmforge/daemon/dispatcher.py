@@ -20,8 +20,8 @@ from swarmforge.daemon.wakeups import Waker, Wakeups
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery, message
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
-from swarmforge.handoff.message import shown
 from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
+from swarmforge.text import shown
 
 if TYPE_CHECKING:
     from swarmforge.daemon.crossing import Crossing

@@ -6,15 +6,14 @@ after the copy is in place, and a failure is logged and retried, never undone.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import threading
 import time
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import RoleEntry
+from swarmforge.tmux import project_socket
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
 PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)
@@ -24,12 +23,6 @@ ENTER_TRIES = 3
 
 class WakeFailed(Exception):
     """The wake-up could not be sent; worth retrying."""
-
-
-def project_socket(root: str) -> str:
-    """The name of the project's private tmux socket (`tmux -L NAME`)."""
-    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-    return f"swarmforge-{digest}"
 
 
 class Notifier:

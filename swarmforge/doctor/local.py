@@ -14,8 +14,8 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from swarmforge import proc
 from swarmforge.agents import trust
@@ -26,28 +26,17 @@ from swarmforge.config.prompts import shipped_roles_dir
 from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
+from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.layout import RUN_RECORD, STATE_DIRS
-from swarmforge.roletable import find_root, read_remote, worktree_top
+from swarmforge.roletable import find_root, worktree_top
 
 if TYPE_CHECKING:
     from swarmforge.net.transport import Transport
 
-Status = Literal["ok", "warn", "FAIL"]
-
 PYTHON_MINIMUM = (3, 11)
 GIT_MINIMUM = (2, 31)  # `git worktree list --porcelain` prints `prunable` lines since 2.31
 TMUX_MINIMUM = (3, 2)  # `new-session -e` (a role's environment) exists since 3.2
-
-
-@dataclass(frozen=True)
-class Check:
-    """The outcome of one check: its name, ok/warn/FAIL, what was found, and what to do."""
-
-    check: str
-    status: Status
-    detail: str
-    fix: str = ""
 
 
 def _dotted(version: tuple[int, ...]) -> str:
@@ -346,50 +335,6 @@ def locate_project(cwd: str) -> str | None:
     return here
 
 
-def _elsewhere(root: str) -> dict[str, str]:
-    """The roles another host runs (remote.tsv), by the name of that host."""
-    try:
-        found = read_remote(root)
-    except SwarmforgeError:
-        return {}
-    return {role: host or "the host started without --host" for role, host in found.items()}
-
-
 def find_project(cwd: str) -> str:
     """The project seen from `cwd`, or `cwd` itself outside any project."""
     return locate_project(cwd) or os.path.abspath(cwd)
-
-
-def run_checks(
-    root: str,
-    path: str | None = None,
-    env: Mapping[str, str] | None = None,
-    *,
-    in_project: bool = True,
-) -> list[Check]:
-    """Every check, in order, for the project at `root` (agents looked up on `path`, their
-    own configuration found through `env`, default: this process's environment);
-    `in_project` False when `root` is only where doctor was run, outside any project."""
-    root = os.path.realpath(root)
-    checks = [check_python(), check_git(), check_tmux()]
-    config_check, config = check_config(root, in_project)
-    checks.append(config_check)
-    if config is not None:
-        elsewhere = _elsewhere(root)
-        checks += [
-            check_agent(root, role, path)
-            if role.name not in elsewhere
-            else Check(f"role {role.name}", "ok", f"runs on {elsewhere[role.name]}: checked there")
-            for role in config.roles
-        ]
-        seen = os.environ if env is None else env
-        checks += [check_agent_start(root, a, seen) for a in trust.agents_used(config)]
-        checks.append(check_prompts(root, config))
-    checks += [check_repository(root), check_tracked_state(root)]
-    checks += [check_daemon(root), *check_run(root), check_ports(root)]
-    transport = check_transport(root, env)
-    if transport is not None:
-        from swarmforge.doctor.multihost import host_checks  # it imports this module
-
-        checks += [transport, *host_checks(root, env)]
-    return checks

@@ -19,7 +19,7 @@ from swarmforge import proc
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RunRecord
 from swarmforge.config.settings import Settings, TransportSettings, load_settings
-from swarmforge.doctor.local import Check, Status
+from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile
 from swarmforge.net.hub import QUIET
 

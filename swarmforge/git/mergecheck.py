@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff.message import shown
+from swarmforge.text import shown
 
 CLEAN, CONFLICT, MISSING = "clean", "conflict", "missing-commit"
 STATUS_HEADER, PATHS_HEADER = "merge_check", "merge_conflicts"

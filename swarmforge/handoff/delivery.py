@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from swarmforge import fsutil, proc
+from swarmforge import fsutil, proc, text
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import mergecheck
 from swarmforge.git.objects import state_dirs_in
@@ -236,9 +236,7 @@ def deliver(
     if problem and os.path.lexists(path):
         # A name the gate never makes may hold anything, even line breaks that would
         # forge lines of a printout; its content is not even looked at.
-        return _failed(
-            path, f"the file name is not {NAME_FORMAT} ({problem}): {message.shown(name)}"
-        )
+        return _failed(path, f"the file name is not {NAME_FORMAT} ({problem}): {text.shown(name)}")
     try:
         # Only a regular file is opened, never blocking: a FIFO would hang every delivery.
         data = fsutil.read_regular(path)
@@ -306,7 +304,7 @@ class MergeChecks:
         # Only what the gate writes is looked up: never a value git could read as an option.
         wanted = handoff.get("type") == "git_handoff" and commit and all(c in HEX for c in commit)
         self.commit = commit if wanted else ""
-        self.name = message.shown(name)
+        self.name = text.shown(name)
         self.sender = handoff.get("from") or ""
         self.worktree = sender  # where the commit is looked up: the repository is shared
         self.oid: str | None = None
@@ -370,7 +368,7 @@ def _flagged(handoff: message.Handoff, path: str) -> message.Handoff:
     found = state_dirs_in(_sender(path).worktree, commit)
     if not found:
         return handoff
-    dirs = ", ".join(f"{message.shown(name)}/" for name in found)
+    dirs = ", ".join(f"{text.shown(name)}/" for name in found)
     return handoff.with_header(
         "warning",
         f"commit {commit} contains {dirs}, swarmforge's own state, which is never "

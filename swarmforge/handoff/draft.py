@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from swarmforge.handoff.message import RESERVED, has_control, line_problem
+from swarmforge.handoff.message import RESERVED, line_problem
+from swarmforge.text import has_control
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import os
 import stat
 import time
 
-from swarmforge import fsutil
+from swarmforge import fsutil, text
 from swarmforge.errors import Refused
 from swarmforge.handoff import message
 from swarmforge.layout import HANDOFFS
@@ -53,7 +53,7 @@ class UnsafeMailbox(Refused):
 
     def __init__(self, path: str, kind: str) -> None:
         super().__init__(
-            f"UNSAFE_MAILBOX: {message.shown(path)} is {kind}, not a real directory; "
+            f"UNSAFE_MAILBOX: {text.shown(path)} is {kind}, not a real directory; "
             "the mailbox is not used until it is one.",
             hint="Remove it (and any commit that put it there: .swarmforge/ is never "
             "committed), then run again.",
@@ -135,7 +135,7 @@ class Mailbox:
             e.path
             for e in entries
             if e.name.startswith(BATCH_PREFIX)
-            and not message.has_control(e.name)  # see items_in
+            and not text.has_control(e.name)  # see items_in
             and e.is_dir(follow_symlinks=False)
         )
 
@@ -236,7 +236,7 @@ def items_in(directory: str) -> list[str]:
         for e in entries
         if e.name.endswith(SUFFIX)
         and not e.name.startswith(".")
-        and not message.has_control(e.name)
+        and not text.has_control(e.name)
         and e.is_file(follow_symlinks=False)
     )
 

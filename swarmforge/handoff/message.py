@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
+from swarmforge.text import has_control
 
 FIELD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 RESERVED = (
@@ -40,13 +41,6 @@ def line_problem(line: str) -> str | None:
     if has_control(value):
         return "header values may not contain control characters."
     return None
-
-
-def has_control(text: str) -> bool:
-    """True if `text` holds a character that could break a line-based header block."""
-    return any(
-        (ord(c) < 32 and c != "\t") or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in text
-    )
 
 
 class Handoff:
@@ -122,13 +116,3 @@ def parse(data: bytes, path: str) -> Handoff:
 def read(path: str) -> Handoff:
     """Read and parse the handoff file at `path` (fsutil.NotRegularFile if it is not a file)."""
     return parse(fsutil.read_regular(path), path)
-
-
-def shown(text: str) -> str:
-    """`text` fit for one line of output or log: control characters written as escapes."""
-    if not has_control(text):
-        return text
-    return "".join(
-        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") if has_control(c) else c
-        for c in text
-    )

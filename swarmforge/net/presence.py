@@ -25,7 +25,6 @@ from nats.js.errors import BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from swarmforge.errors import CorruptFile
 from swarmforge.net.transport import Transport, TransportError, token
 
 BEAT_EVERY = 5.0  # seconds between two beats of a host's daemon
@@ -107,57 +106,6 @@ def host_key(host: str | None) -> str:
 def wire_name(host: str | None) -> str:
     """The name a host goes by: its --host name, or for the primary host its machine's."""
     return socket.gethostname() if host is None else host
-
-
-# -- this host's beat -------------------------------------------------------------------
-
-
-def local_beat(root: str, pid: int | None = None) -> HostBeat | None:
-    """This host's beat, from the run record and the agents' life and state files; None
-    without a (readable) run record. `pid`: the daemon's, default the one in its pid file.
-
-    It reads files only (no git, no tmux): the daemon builds one every few seconds.
-    """
-    from swarmforge.config import sessionrecord
-    from swarmforge.daemon import handoffd
-    from swarmforge.daemon.dispatcher import Paths
-
-    try:
-        record = sessionrecord.load(root)
-    except CorruptFile:
-        return None  # the daemon and `status` name the damage
-    if record is None:
-        return None
-    return HostBeat(
-        host=wire_name(record.host),
-        primary=record.host is None,
-        machine=socket.gethostname(),
-        pid=handoffd.read_pid(Paths(root)) if pid is None else pid,
-        sent_at=time.time(),
-        run_id=record.run_id,
-        run_state=record.state,
-        roles=[
-            _role_beat(root, record.run_id, record.state, r.name, r.branch, r.port)
-            for r in record.roles
-        ],
-    )
-
-
-def _role_beat(root: str, run_id: str, state: str, name: str, branch: str, port: int) -> RoleBeat:
-    from swarmforge.agents import lifecycle
-    from swarmforge.agents import state as agentstate
-
-    if state != "running":
-        return RoleBeat(name=name, branch=branch, port=port, process="stopped")
-    life = lifecycle.load(root, name, run_id)
-    judged = agentstate.load_record(root, name, run_id)
-    return RoleBeat(
-        name=name,
-        branch=branch,
-        port=port,
-        agent=judged.state if judged else None,
-        process=life.state if life else None,
-    )
 
 
 # -- the bucket -------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import commandtask, external, parking, reattach, report, roletask
+from swarmforge.run import commandtask, external, overview, parking, reattach, report, roletask
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
@@ -35,7 +35,6 @@ from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
 from swarmforge.run.starter import Launcher, must_wait, preflight, remote_for, role_text
 from swarmforge.run.summary import RunSummary, summary
-from swarmforge.views import plannedruns
 
 if TYPE_CHECKING:
     from swarmforge.run.remote.sender import Remote, Workers
@@ -336,7 +335,7 @@ class Orchestrator:
         preflight(self.root, self.run_id, self._all())
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
-            plannedruns.keep_spec(self.dir, canonical_json(self.spec))
+            overview.keep_spec(self.dir, canonical_json(self.spec))
             self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.

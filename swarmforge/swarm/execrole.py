@@ -188,7 +188,7 @@ def serve_role(root: str, name: str) -> None:
     log = _logger(root, name)
     path = placement.log_file(root, name)
     output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    env = placement.role_env(root, record.run_id, role)
+    env = sessionrecord.role_env(root, record.run_id, role)
     loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -86,7 +86,7 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
     settings = load_settings(root, config.names)
     out = {}
     for role in record.roles:  # a setup-failed role is held until its setup succeeds
-        env = placement.role_env(root, record.run_id, role)
+        env = sessionrecord.role_env(root, record.run_id, role)
         out[role.name] = Child(
             rolecommand.command(root, config, role, env, "headless"),
             role.path,

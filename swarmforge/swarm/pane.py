@@ -23,11 +23,10 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
-from swarmforge.daemon.wake import project_socket
 from swarmforge.daemon.wakeups import Waker
 from swarmforge.errors import SwarmforgeError, shell_status
-from swarmforge.swarm import placement, rolecommand
-from swarmforge.tmux import Tmux
+from swarmforge.swarm import rolecommand
+from swarmforge.tmux import Tmux, project_socket
 
 CANNOT_START = 127  # as a shell reports a command it cannot run
 
@@ -52,7 +51,7 @@ class Supervisor:
             raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
-        self.env = placement.role_env(root, record.run_id, role)
+        self.env = sessionrecord.role_env(root, record.run_id, role)
         self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         settings = load_settings(root, config.names)
         self.policy = settings.role(name).restart

@@ -6,13 +6,14 @@ import os
 import time
 from collections.abc import Callable
 
-from swarmforge import fsutil, proc, roletable, tagging
+from swarmforge import fsutil, roletable
+from swarmforge.config import sessionrecord
 from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.layout import BIN_DIR, LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
+from swarmforge.layout import LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
 from swarmforge.ports import assign_ports, is_bound, project_identity
 from swarmforge.swarm import bootstrap
 
@@ -103,7 +104,7 @@ def _bootstrap(root: str, run_id: str, role: RoleRecord, progress: Callable[[str
     log = log_file(root, role.name)
     if settings.wanted:
         progress(f"bootstrapping {role.name}'s worktree")
-    failed = bootstrap.run(root, role, settings, role_env(root, run_id, role), log)
+    failed = bootstrap.run(root, role, settings, sessionrecord.role_env(root, run_id, role), log)
     if failed is not None:
         progress(f"role {role.name} setup-failed: {failed.reason}; its agent is not started")
 
@@ -152,24 +153,6 @@ def write_roles_tsv(
 def _display(spec: RoleSpec) -> str:
     # roles.tsv is tab-separated: a display name never holds a tab.
     return spec.display_name.replace("\t", " ")
-
-
-def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
-    path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
-    return {
-        **role.env,
-        **tagging.tags(run_id, root),
-        "SWARMFORGE_ROLE": role.name,
-        "PORT": str(role.port),
-        "SWARMFORGE_PORT": str(role.port),
-        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
-    }
-
-
-def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The whole environment of everything started for `role`."""
-    return proc.child_env(role_vars(root, run_id, role))
 
 
 def log_file(root: str, name: str) -> str:

@@ -21,7 +21,7 @@ from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord, RunRecord
 from swarmforge.config.settings import load_settings
-from swarmforge.daemon import handoffd, wake
+from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
@@ -225,17 +225,17 @@ def _start(
 def _start_tmux(
     root: str, config: SwarmConfig, record: RunRecord, stagger: float, progress: Progress
 ) -> None:
-    from swarmforge.tmux import SessionSpec, Tmux
+    from swarmforge.tmux import SessionSpec, Tmux, project_socket
 
-    tmux = Tmux(wake.project_socket(root))
+    tmux = Tmux(project_socket(root))
     specs = []
     for role in bootstrap.ready(root, record.roles):  # a setup-failed role is not started
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
-        env = placement.role_vars(root, record.run_id, role)
+        env = sessionrecord.role_vars(root, record.run_id, role)
         # Checked here, so that a missing agent stops `up` before any session starts.
         rolecommand.command(
-            root, config, role, placement.role_env(root, record.run_id, role), "tmux"
+            root, config, role, sessionrecord.role_env(root, record.run_id, role), "tmux"
         )
         argv = [sys.executable, "-m", "swarmforge", "pane", "--project", root, role.name]
         # An exec role's loop keeps its own log; an agent's screen is the log.

@@ -13,8 +13,7 @@ import shlex
 import sys
 
 from swarmforge import fsutil
-from swarmforge.cli.helpers import SCRIPTS
-from swarmforge.layout import BIN_DIR
+from swarmforge.layout import BIN_DIR, SCRIPTS
 
 ENTRY = "import sys; from swarmforge.cli import main; sys.exit(main())"
 

@@ -16,7 +16,6 @@ from swarmforge.config.sessionrecord import RoleRecord, RunRecord
 from swarmforge.config.settings import StallSettings, load_settings
 from swarmforge.daemon import budget, handoffd
 from swarmforge.daemon.dispatcher import Paths
-from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
@@ -25,6 +24,7 @@ from swarmforge.swarm.bootstrap import SetupFailure, failure
 from swarmforge.swarm.hoststatus import CrossHost, cross_host
 from swarmforge.swarm.portholders import PortHolder, port_holders
 from swarmforge.swarm.teardown import is_running
+from swarmforge.tmux import project_socket
 
 
 def _age(stamp: str | None, now: float) -> int | None:

@@ -11,7 +11,6 @@ import os
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RunRecord
-from swarmforge.daemon import wake
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 
@@ -20,9 +19,9 @@ def is_running(root: str, record: RunRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
         return is_held(os.path.join(root, RUNNER_LOCK))
-    from swarmforge.tmux import Tmux
+    from swarmforge.tmux import Tmux, project_socket
 
-    tmux = Tmux(wake.project_socket(root))
+    tmux = Tmux(project_socket(root))
     return any(tmux.has_session(role.session) for role in record.roles)
 
 
@@ -33,10 +32,10 @@ def stop_processes(root: str, record: RunRecord | None) -> list[int]:
         pid_file = os.path.join(root, RUNNER_PID)
         if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
             ended += tagging.terminate_tree(record.runner_pid)
-        from swarmforge.tmux import Tmux
+        from swarmforge.tmux import Tmux, project_socket
 
-        if record.backend == "tmux" or Tmux(wake.project_socket(root)).server_running():
-            Tmux(wake.project_socket(root)).kill_server()
+        if record.backend == "tmux" or Tmux(project_socket(root)).server_running():
+            Tmux(project_socket(root)).kill_server()
         ended += tagging.terminate(tagging.tagged(root, record.run_id))
         if os.path.exists(pid_file) and not is_held(os.path.join(root, RUNNER_LOCK)):
             os.unlink(pid_file)

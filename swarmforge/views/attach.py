@@ -22,11 +22,10 @@ from dataclasses import asdict, dataclass
 from swarmforge import proc
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, RunRecord
-from swarmforge.daemon.wake import project_socket
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
 from swarmforge.roletable import shown_name
-from swarmforge.tmux import Tmux
+from swarmforge.tmux import Tmux, project_socket
 
 OVERVIEW = "swarmforge-overview"  # alone on its server: no role's session to be taken for
 

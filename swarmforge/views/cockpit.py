@@ -46,8 +46,9 @@ from starlette.routing import Route
 from swarmforge.errors import SwarmforgeError
 from swarmforge.events import line
 from swarmforge.layout import LOGS_DIR
+from swarmforge.run import overview
 from swarmforge.swarm.hoststatus import elsewhere
-from swarmforge.views import plannedruns, watchdata
+from swarmforge.views import watchdata
 from swarmforge.views.attach import attach_command
 from swarmforge.views.watchdata import Feed, Snapshot
 
@@ -116,7 +117,7 @@ class Hub:
         stamp = _runs_stamp(self.root)
         if stamp != self._runs_stamp:
             self._runs_stamp = stamp
-            self._runs = [r.as_json() for r in plannedruns.runs(self.root)]
+            self._runs = [r.as_json() for r in overview.runs(self.root)]
         return self._runs
 
     def _push(self, kind: str, data: object) -> None:
@@ -189,7 +190,7 @@ def _event(event: dict[str, object]) -> dict[str, object]:
 def _runs_stamp(root: str) -> tuple[tuple[str, int, int], ...]:
     """Size and time of every run's journal and park ledgers: what a change moves."""
     found = []
-    for run_dir in plannedruns.run_dirs(root):
+    for run_dir in overview.run_dirs(root):
         for name in sorted(os.listdir(run_dir)):
             if name.endswith((".jsonl", ".json")):
                 try:
