@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from swarmforge.daemon.wake import WAKE_LINE, TmuxNotifier, project_socket
+from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker, project_socket
 from swarmforge.handoff import gate
 from swarmforge.rehearse.model import ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
@@ -96,7 +96,7 @@ def measure(root: str, count: int) -> None:
         for role, seconds in firsts.items():
             print(f"up to first model request: {role} ({ROLES[role]}) {seconds * 1000:.0f} ms")
         print(f"up to both agents' first request: {max(firsts.values()) * 1000:.0f} ms")
-        typist = TmuxNotifier(project_socket(root), background=False)
+        typist = TmuxWaker(project_socket(root), background=False)
         for role, agent in ROLES.items():
             woken: list[float] = []
             typed: list[float] = []

@@ -3,7 +3,7 @@
 Many processes append to it at once (the gate, the daemon, the receive helpers, the
 runner, the pane supervisors, the planned-run orchestrator): each line is written
 with one `os.write` on an `O_APPEND` descriptor, so lines never interleave. It is an
-observation log, not the source of truth (the mailbox directories, the run record and
+observation log, not the source of truth (the mailbox directories, the session record and
 a run's journal are): nothing is fsynced, and a machine crash may lose its last
 lines. Writing an event never fails what emits it: an OSError (a full disk, a
 read-only directory, something other than a regular file in its place) drops the

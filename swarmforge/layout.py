@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-STATE_DIR = ".swarmforge"  # swarmforge's own state: mailboxes, run record, logs, locks
+STATE_DIR = ".swarmforge"  # swarmforge's own state: mailboxes, session record, logs, locks
 WORKTREES_DIR = ".worktrees"  # the roles' worktrees, one directory per role or task
 STATE_DIRS = (STATE_DIR, WORKTREES_DIR)
 
@@ -17,7 +17,7 @@ ROLES_TSV = os.path.join(STATE_DIR, "roles.tsv")  # the role table the helpers r
 # Roles that another host runs (role TAB host), beside roles.tsv, which names them too so
 # that senders here may address them; the daemon sends their mail across hosts.
 REMOTE_TSV = os.path.join(STATE_DIR, "remote.tsv")
-RUN_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, ports, pids
+SESSION_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, ports, pids
 HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
 DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files

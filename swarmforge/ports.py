@@ -97,7 +97,7 @@ def assign_ports(
 ) -> dict[str, int]:
     """Distinct ports for the branches of one run, independent of their order.
 
-    A branch keeps its port from `kept` (what the run record says an earlier `up`
+    A branch keeps its port from `kept` (what the session record says an earlier `up`
     gave it), so a resumed run's roles keep theirs. Every other home port goes to
     the first of its claimants in sorted order, so a branch that shares its home
     port with no other branch of the run keeps it (and `swarmforge port BRANCH`

@@ -214,7 +214,7 @@ def record_run(
     of what only reads the record (views, status, repair, gc) without starting processes.
     `pids` gives roles a process (a live one makes the role alive to `status`)."""
     from swarmforge.config import sessionrecord
-    from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+    from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 
     roles = [
         RoleRecord(
@@ -231,7 +231,7 @@ def record_run(
         )
         for i, (name, mode) in enumerate(project.roles.items())
     ]
-    record = RunRecord(
+    record = SessionRecord(
         run_id="r1",
         project=str(project.root),
         backend="headless",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
@@ -164,7 +164,7 @@ def _record(repo: Path, backend: str) -> None:
     (repo / ".swarmforge").mkdir(exist_ok=True)
     sessionrecord.save(
         str(repo),
-        RunRecord.model_validate(
+        SessionRecord.model_validate(
             {
                 "run_id": "r1",
                 "project": str(repo),

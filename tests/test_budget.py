@@ -14,7 +14,7 @@ import pytest
 from swarmforge import events
 from swarmforge.agents.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import NotifySettings, parse_settings
 from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
@@ -31,7 +31,7 @@ def _stamp(ago: float = 0.0) -> str:
 
 
 class Swarm:
-    """A project with a run record whose roles are claude agents with their own config dirs."""
+    """A project with a session record whose roles are claude agents with their own config dirs."""
 
     def __init__(self, root: Path, roles: list[str], settings: str, state: str = "running") -> None:
         self.root = root
@@ -53,7 +53,7 @@ class Swarm:
         for role in self.roles:
             Path(role.path).mkdir(parents=True, exist_ok=True)
         (root / ".swarmforge").mkdir(exist_ok=True)
-        self.record = RunRecord(
+        self.record = SessionRecord(
             run_id="r1",
             project=str(root),
             backend="headless",
@@ -172,7 +172,7 @@ def test_a_check_that_fails_is_logged_once_and_never_raised(tmp_path: Path) -> N
     handler = Kept()
     log.addHandler(handler)
     try:
-        every_time = budget.Watch(str(swarm.root), log, every=0)
+        every_time = budget.Tracker(str(swarm.root), log, every=0)
         for _ in range(3):
             every_time.poll()
             every_time.wait()
@@ -186,14 +186,14 @@ def test_a_check_that_fails_is_logged_once_and_never_raised(tmp_path: Path) -> N
 def test_the_daemons_check_runs_at_once_then_every_check_seconds(tmp_path: Path) -> None:
     swarm = Swarm(tmp_path / "p", ["coder"], "")
     swarm.spend("coder", 10)
-    watch = budget.Watch(str(swarm.root), logging.getLogger("test-budget"))
+    watch = budget.Tracker(str(swarm.root), logging.getLogger("test-budget"))
     watch.poll()  # at once: no budget yet
     watch.wait()
     (swarm.root / "swarmforge" / "swarmforge.toml").write_text("[budget]\ntokens = 5\n")
     watch.poll()  # not due for CHECK_SECONDS
     watch.wait()
     assert swarm.crossings() == []
-    soon = budget.Watch(str(swarm.root), logging.getLogger("test-budget"), every=0)
+    soon = budget.Tracker(str(swarm.root), logging.getLogger("test-budget"), every=0)
     soon.poll()
     soon.wait()
     assert [c["tokens"] for c in swarm.crossings()] == [10]

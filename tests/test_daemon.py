@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from swarmforge.daemon import handoffd, wake
-from swarmforge.daemon.arrivals import Watcher
+from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import Dispatcher, Paths
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
@@ -133,10 +133,10 @@ def test_once_delivers_what_is_there(swarm: Project) -> None:
 def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
     """Where the system offers no event source the daemon polls, and still delivers on wake."""
     paths = Paths(str(swarm.root))
-    dispatcher = Dispatcher(str(swarm.root), wake.Notifier(), logging.getLogger("test-polling"))
+    dispatcher = Dispatcher(str(swarm.root), wake.Waker(), logging.getLogger("test-polling"))
     dispatcher.load_roles()
-    watcher = Watcher(dispatcher.changed, inotify=False, native=False)
-    watcher.start()
+    arrivals = Arrivals(dispatcher.changed, inotify=False, native=False)
+    arrivals.start()
     delivered: list[tuple[str, str]] = []
 
     def woken_and_delivered() -> bool:
@@ -147,7 +147,7 @@ def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
 
     try:
         # What the daemon watches, as handoffd's loop gives it.
-        watcher.watch([*dispatcher.outboxes(), os.path.dirname(paths.roles), paths.dir])
+        arrivals.watch([*dispatcher.outboxes(), os.path.dirname(paths.roles), paths.dir])
         assert dispatcher.run_once() == []
         name = os.path.basename(send(swarm, "coder", "qa,cleaner", "polled"))
         retry_until(woken_and_delivered)
@@ -155,7 +155,7 @@ def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
         assert swarm.names("qa", Box.NEW) == [name] == swarm.names("cleaner", Box.NEW)
         assert (swarm.box("coder", Box.SENT) / name).exists()
     finally:
-        watcher.stop()
+        arrivals.stop()
         dispatcher.changed.close()
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from swarmforge.agents import trust
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.doctor import local
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
@@ -183,7 +183,7 @@ def test_a_stale_daemon_pid_file_is_a_warning_pointing_at_gc(tmp_path: Path) -> 
     assert local.check_daemon(str(tmp_path)) == local.Check("daemon", "ok", "not running")
 
 
-def _record(root: Path, state: str, present: bool) -> RunRecord:
+def _record(root: Path, state: str, present: bool) -> SessionRecord:
     tree = root / ".worktrees" / "coder"
     if present:
         tree.mkdir(parents=True)
@@ -197,7 +197,7 @@ def _record(root: Path, state: str, present: bool) -> RunRecord:
         mode="task",
         session="swarmforge-coder",
     )
-    return RunRecord.model_validate(
+    return SessionRecord.model_validate(
         {
             "run_id": "r1",
             "project": str(root),

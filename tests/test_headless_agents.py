@@ -18,9 +18,9 @@ from swarmforge.agents.commands import Invocation
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon.dispatcher import Dispatcher
-from swarmforge.daemon.wake import Notifier
+from swarmforge.daemon.wake import Waker
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import gate, message
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -100,7 +100,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
 
 def test_the_backend_defaults_to_the_runs(swarm: Swarm) -> None:
     assert swarm.command("coder")[0] == "claude"  # no run yet: tmux
-    record = RunRecord(
+    record = SessionRecord(
         run_id="run1",
         project=swarm.root,
         backend="headless",
@@ -321,7 +321,7 @@ def _real_agent_loop(repo: Path, agent: str, env: dict[str, str], log: Path) -> 
     rolecommand.write_instructions(root, config)
     # The user's request goes the whole way: send, delivery, then the loop takes it.
     gate.send(root, "coder", "Add a greeting.\nSay hello in README.")
-    Dispatcher(root, Notifier(), LOG).run_once()
+    Dispatcher(root, Waker(), LOG).run_once()
     assert len(Mailbox(root).items(Box.NEW)) == 1
     output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
     loop = ExecRole(

@@ -1,4 +1,4 @@
-"""The file watcher every way it can go: inotify, watchdog's own observer, polling."""
+"""The file arrivals every way it can go: inotify, watchdog's own observer, polling."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from swarmforge import host
-from swarmforge.daemon.arrivals import Watcher, wakes
+from swarmforge.daemon.arrivals import Arrivals, wakes
 from tests.support import retry_until
 
 WAYS = [
@@ -62,18 +62,18 @@ def test_an_arrival_in_a_watched_directory_wakes_every_way(
     tmp_path: Path, way: dict[str, bool]
 ) -> None:
     changed = threading.Event()
-    watcher = Watcher(changed, **way)
-    watcher.start()
+    arrivals = Arrivals(changed, **way)
+    arrivals.start()
     try:
         first, second = tmp_path / "a" / "new", tmp_path / "b" / "new"
-        watcher.watch([str(first)])
+        arrivals.watch([str(first)])
         assert first.is_dir()  # created to be watched
         arrive(first, "one")
         retry_until(changed.is_set)
         changed.clear()
         # The set changes: the new directory is watched from then on.
-        watcher.watch([str(second)])
-        assert watcher.watched == {str(second)}
+        arrivals.watch([str(second)])
+        assert arrivals.watched == {str(second)}
         arrive(second, "two")
         retry_until(changed.is_set)
         changed.clear()
@@ -82,4 +82,4 @@ def test_an_arrival_in_a_watched_directory_wakes_every_way(
         second.rmdir()
         retry_until(changed.is_set)
     finally:
-        watcher.stop()
+        arrivals.stop()

@@ -228,7 +228,7 @@ def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
         assert report["temporary_files"] == 4
     else:
         log = logging.getLogger(f"test-sweep-{id(swarm)}")
-        daemon = Dispatcher(str(swarm.root), wake.Notifier(), log)
+        daemon = Dispatcher(str(swarm.root), wake.Waker(), log)
         daemon.load_roles()
         try:
             assert daemon.sweep() == 4
@@ -260,7 +260,7 @@ def test_a_file_that_can_be_neither_delivered_nor_failed_is_logged_once(swarm: P
     log = logging.getLogger(f"test-stuck-{id(swarm)}")
     log.addHandler(records)
     log.propagate = False
-    daemon = Dispatcher(str(swarm.root), wake.Notifier(), log)
+    daemon = Dispatcher(str(swarm.root), wake.Waker(), log)
     try:
         for _ in range(3):
             daemon.run_once()

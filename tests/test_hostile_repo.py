@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.daemon.dispatcher import Dispatcher
-from swarmforge.daemon.wake import Notifier
+from swarmforge.daemon.wake import Waker
 from swarmforge.doctor import local
 from swarmforge.handoff import delivery, gate, receive
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
@@ -25,7 +25,7 @@ def send(project: Project, sender: str, to: str) -> str:
 
 
 def make_daemon(project: Project) -> Dispatcher:
-    return Dispatcher(str(project.root), Notifier(), logging.getLogger("test-hostile-repo"))
+    return Dispatcher(str(project.root), Waker(), logging.getLogger("test-hostile-repo"))
 
 
 def outside(tmp_path: Path) -> Path:

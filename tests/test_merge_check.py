@@ -45,7 +45,7 @@ def hand_over(swarm: Project, sender: str, to: str, commit: str) -> str:
 
 def deliver(swarm: Project) -> None:
     """One pass of the daemon over the project's outboxes."""
-    dispatcher = Dispatcher(str(swarm.root), wake.Notifier(), logging.getLogger(LOGGER))
+    dispatcher = Dispatcher(str(swarm.root), wake.Waker(), logging.getLogger(LOGGER))
     try:
         dispatcher.run_once()
     finally:

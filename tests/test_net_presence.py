@@ -34,7 +34,7 @@ def with_transport(project: Project, url: str, hub: str = "/srv/git/project.git"
 
 
 def place_elsewhere(project: Project, remote: dict[str, str], keep: tuple[str, ...]) -> None:
-    """A run record as `up` writes it when some roles run on other hosts."""
+    """A session record as `up` writes it when some roles run on other hosts."""
     record = sessionrecord.load(str(project.root))
     assert record is not None
     roles = [r for r in record.roles if r.name in keep]

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.ports import (
     PORT_MAX,
@@ -231,7 +231,7 @@ def test_a_roles_own_listener_is_no_conflict_and_another_process_is(repo: Path) 
     try:
         with _listen() as foreign:
             theirs = foreign.getsockname()[1]
-            record = RunRecord(
+            record = SessionRecord(
                 run_id="r1",
                 project=str(root),
                 backend="headless",

@@ -18,7 +18,7 @@ from swarmforge import tagging
 from swarmforge.agents import lifecycle
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
-from swarmforge.daemon.wake import TmuxNotifier, project_socket
+from swarmforge.daemon.wake import TmuxWaker, project_socket
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.swarm import session
@@ -170,7 +170,7 @@ class LiveSwarm:
             return Reply(command=self.first.pop(0))
         return Reply(text="Ready.")
 
-    def up(self, keep_codex_daemon: bool = False) -> sessionrecord.RunRecord:
+    def up(self, keep_codex_daemon: bool = False) -> sessionrecord.SessionRecord:
         self.server.start()
         env = {}
         config = load_config(str(self.repo))
@@ -254,8 +254,8 @@ def test_a_wake_up_of_over_2000_characters_is_submitted_to_codex(
     live.wait_openings("cleaner", 1)
     text = "Please handle this: " + " ".join(f"item-{n:04d}" for n in range(220)) + " END"
     assert len(text) > 2000
-    notifier = TmuxNotifier(project_socket(str(repo)), background=False)
-    assert notifier.submit("swarmforge-cleaner", text)
+    waker = TmuxWaker(project_socket(str(repo)), background=False)
+    assert waker.submit("swarmforge-cleaner", text)
     retry_until(
         lambda: any(
             e.new_turn and not e.side and "item-0219 END" in e.user_text

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.daemon.dispatcher import Dispatcher
-from swarmforge.daemon.wake import Notifier
+from swarmforge.daemon.wake import Waker
 from swarmforge.handoff import gate, message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from tests.support import VENV_BIN, Project, git, run_script
@@ -241,7 +241,7 @@ def test_a_sent_note_is_delivered_by_the_daemon_and_read_whole_by_the_role(
 def test_the_daemon_scans_the_main_checkout_outbox_once_whoever_works_there(repo: Path) -> None:
     log = logging.getLogger("test-send")
     swarm = Project(repo, {"coder": "task"})
-    daemon = Dispatcher(str(repo), Notifier(), log)
+    daemon = Dispatcher(str(repo), Waker(), log)
     daemon.load_roles()
     outbox = Mailbox(str(repo)).path(Box.OUTBOX)
     assert daemon.outboxes() == sorted([outbox, swarm.mailbox("coder").path(Box.OUTBOX)])
@@ -252,6 +252,6 @@ def test_the_daemon_scans_the_main_checkout_outbox_once_whoever_works_there(repo
     assert "lead" in daemon.roles and len(daemon.outboxes()) == 2
     # The same directory reached through a symbolic link is still one outbox.
     (repo.parent / "link").symlink_to(repo)
-    linked = Dispatcher(str(repo.parent / "link"), Notifier(), log)
+    linked = Dispatcher(str(repo.parent / "link"), Waker(), log)
     linked.load_roles()
     assert linked.outboxes() == daemon.outboxes()

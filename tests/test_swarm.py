@@ -66,7 +66,7 @@ def commit_all(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "swarm configuration")
 
 
-def kick(record: sessionrecord.RunRecord, role: str, sender: str) -> None:
+def kick(record: sessionrecord.SessionRecord, role: str, sender: str) -> None:
     target = Path(Mailbox(record.role(role).path).path(Box.NEW))  # type: ignore[union-attr]
     name = f"50_20260101T000000Z_000001_from_{sender}_to_{role}.handoff"
     h = message.Handoff(
@@ -85,7 +85,7 @@ def kick(record: sessionrecord.RunRecord, role: str, sender: str) -> None:
     os.rename(tmp, target / name)
 
 
-def completed(record: sessionrecord.RunRecord, role: str) -> list[Path]:
+def completed(record: sessionrecord.SessionRecord, role: str) -> list[Path]:
     box = Path(Mailbox(record.role(role).path).path(Box.COMPLETED))  # type: ignore[union-attr]
     return sorted(p for p in box.rglob("*.handoff"))
 

@@ -1,6 +1,6 @@
 """`swarmforge watch`: the live view, driven by Textual's test pilot on a real project.
 
-The run record is written by hand (as test_tokens.py does) rather than started with
+The session record is written by hand (as test_tokens.py does) rather than started with
 `up`: the view only reads files and git, and no process keeps the default run waiting.
 pytest-asyncio is not a dependency: each test runs its coroutine with asyncio.run.
 """

@@ -21,7 +21,7 @@ from swarmforge.agents import state as agentstate
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.state import Evidence, Report, StateRecord, Verdict
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
@@ -119,7 +119,7 @@ def _busy_since(role: RoleRecord) -> float | None:
     return claimed
 
 
-def _screen(root: str, record: RunRecord, role: RoleRecord) -> list[str] | None:
+def _screen(root: str, record: SessionRecord, role: RoleRecord) -> list[str] | None:
     """The lines the role's tmux pane shows; None without a pane or when it cannot be read."""
     if record.backend != "tmux":
         return None
@@ -162,7 +162,7 @@ class _Sample:
 
 def _sample(
     root: str,
-    record: RunRecord,
+    record: SessionRecord,
     role: RoleRecord,
     life: AgentLife | None,
     before: StateRecord | None,
@@ -199,7 +199,7 @@ def _since(before: StateRecord | None, verdict: Verdict, ev: Evidence, now: floa
 
 
 def refresh(
-    root: str, record: RunRecord, role: RoleRecord, stall_after: float, *, write: bool = True
+    root: str, record: SessionRecord, role: RoleRecord, stall_after: float, *, write: bool = True
 ) -> StateRecord:
     """Judge `role`'s state now; with `write`, record it (and an event when it changed)."""
     now = time.time()
@@ -220,7 +220,7 @@ def refresh(
 
 def _judged(
     role: RoleRecord,
-    record: RunRecord,
+    record: SessionRecord,
     before: StateRecord | None,
     sample: _Sample,
     now: float,

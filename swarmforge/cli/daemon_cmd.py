@@ -105,10 +105,8 @@ def _run(ns: argparse.Namespace) -> int:
     command = shlex.split(ns.notify_command) if ns.notify_command else None
     # The daemon's own log (set up by handoffd.run) also records failed wake-ups;
     # a single pass waits for its wake-ups instead of leaving them to a thread.
-    notifier = wake.make(
-        ns.notify, root, command, background=not ns.once, log=handoffd.logger(root)
-    )
-    count = handoffd.run(root, notifier, once=ns.once)
+    waker = wake.make(ns.notify, root, command, background=not ns.once, log=handoffd.logger(root))
+    count = handoffd.run(root, waker, once=ns.once)
     if ns.once:
         _print(ns, {"delivered": count}, f"processed {count} file(s)")
     return EXIT_OK

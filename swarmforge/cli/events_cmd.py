@@ -1,7 +1,7 @@
 """`swarmforge events`: print the project's event log, and follow it.
 
 `--follow` follows the running swarm: it prints events as they are appended and
-ends once that swarm has stopped (its `swarm-down` event, or its run record saying
+ends once that swarm has stopped (its `swarm-down` event, or its session record saying
 stopped, or its runner or tmux sessions gone). With no swarm running it prints what
 is there and ends, saying so on stderr. `--forever` never ends on its own.
 """

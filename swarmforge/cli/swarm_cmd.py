@@ -14,7 +14,7 @@ from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from swarmforge.config.sessionrecord import RunRecord
+    from swarmforge.config.sessionrecord import SessionRecord
     from swarmforge.swarm.artifacts import Sweep
 
 
@@ -204,7 +204,7 @@ def _up(ns: argparse.Namespace) -> int:
     return _say_setup_failed(record)
 
 
-def _say_setup_failed(record: RunRecord) -> int:
+def _say_setup_failed(record: SessionRecord) -> int:
     """One line on stderr per role whose worktree setup failed, so its agent is not started;
     EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
     from swarmforge.swarm import bootstrap
@@ -306,7 +306,7 @@ def _port_project(option: str | None) -> str:
 
 
 def _recorded_port(root: str, branch: str) -> int | None:
-    """The port the project's run record gives `branch`, if a role of the run works there."""
+    """The port the project's session record gives `branch`, if a role of the run works there."""
     from swarmforge.config import sessionrecord
     from swarmforge.errors import CorruptFile
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil, proc, tagging
-from swarmforge.layout import BIN_DIR, RUN_RECORD
+from swarmforge.layout import BIN_DIR, SESSION_RECORD
 from swarmforge.records import read_json_model
 
 
@@ -30,7 +30,7 @@ class RoleRecord(BaseModel):
     env: dict[str, str] = {}  # added to the environment of the role's processes
 
 
-class RunRecord(BaseModel):
+class SessionRecord(BaseModel):
     """One life of a swarm on this project, resumed by the next `up` until purged."""
 
     model_config = ConfigDict(extra="forbid")
@@ -56,17 +56,17 @@ class RunRecord(BaseModel):
 
 
 def record_path(root: str) -> str:
-    """Where the run record of the project at `root` lives."""
-    return os.path.join(root, RUN_RECORD)
+    """Where the session record of the project at `root` lives."""
+    return os.path.join(root, SESSION_RECORD)
 
 
-def load(root: str) -> RunRecord | None:
-    """The project's run record, or None if it has none; CorruptFile if it is damaged."""
-    return read_json_model(record_path(root), RunRecord)
+def load(root: str) -> SessionRecord | None:
+    """The project's session record, or None if it has none; CorruptFile if it is damaged."""
+    return read_json_model(record_path(root), SessionRecord)
 
 
-def save(root: str, record: RunRecord) -> None:
-    """Write the run record atomically."""
+def save(root: str, record: SessionRecord) -> None:
+    """Write the session record atomically."""
     fsutil.atomic_write(record_path(root), (record.model_dump_json(indent=2) + "\n").encode())
 
 

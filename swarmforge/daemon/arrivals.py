@@ -7,7 +7,7 @@ each time it archives an original. InotifyFD calls back at once. Elsewhere
 (inotify_c cannot even be imported there) through a watchdog observer
 (`host.observer`): FSEvents on macOS, kqueue on the BSDs, or one that polls.
 Watches are not recursive, so nothing in `outbox/tmp/` is ever seen. Every event
-that may mean an arrival sets one waker; the daemon decides what to do by looking
+that may mean an arrival sets one doorbell; the daemon decides what to do by looking
 at the files.
 """
 
@@ -52,7 +52,7 @@ def wakes(event: FileSystemEvent) -> bool:
 
 
 class _Poke:
-    """InotifyFD's callbacks: every one sets the waker."""
+    """InotifyFD's callbacks: every one sets the doorbell."""
 
     def __init__(self, changed: Settable) -> None:
         self.changed = changed
@@ -138,7 +138,7 @@ class _Observed:
         self.observer.join(timeout=STOP_TIMEOUT)
 
 
-class Watcher:
+class Arrivals:
     """Watches exactly the directories last given to `watch`.
 
     Through InotifyFD where the system has inotify (`inotify`), else through

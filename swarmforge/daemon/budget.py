@@ -1,8 +1,8 @@
 """Token budgets: what a role, or the whole swarm, may spend in one run, reported once crossed.
 
 swarmforge.toml sets them (`[budget] tokens` for the swarm, `[roles.<name>.budget]
-tokens` per role; settings.py). The delivery daemon calls `Watch.poll` on every pass
-of its loop; at most every `CHECK_SECONDS`, while the run record says the swarm is
+tokens` per role; settings.py). The delivery daemon calls `Tracker.poll` on every pass
+of its loop; at most every `CHECK_SECONDS`, while the session record says the swarm is
 running, `check` adds up what each role's agent spent since the run started (from the
 agents' own session files, tokens.py, which reads only what they appended since the
 last check) and writes one `budget-crossed` event for each budget reached: a role's,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from swarmforge import events, fsutil
 from swarmforge.agents.tokens import Tokens, role_tokens
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import Settings, load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import BUDGET_STATE
@@ -67,7 +67,7 @@ def limits(root: str) -> Limits:
     return Limits.of(load_settings(root))
 
 
-def run_since(record: RunRecord) -> float | None:
+def run_since(record: SessionRecord) -> float | None:
     """When the run started, as a Unix time; None if its record does not say clearly."""
     try:
         return float(calendar.timegm(time.strptime(record.started_at, "%Y-%m-%dT%H:%M:%SZ")))
@@ -75,7 +75,7 @@ def run_since(record: RunRecord) -> float | None:
         return None
 
 
-def role_spent(root: str, record: RunRecord, role: RoleRecord) -> Tokens | None:
+def role_spent(root: str, record: SessionRecord, role: RoleRecord) -> Tokens | None:
     """What the role's agent spent since the run started, from its own session files, as
     `status` shows it and budgets count it; None when that cannot be known."""
     since = run_since(record)
@@ -169,7 +169,7 @@ def _remember(path: str, run_id: str, scopes: list[str]) -> None:
     fsutil.atomic_write(path, text.encode())
 
 
-class Watch:
+class Tracker:
     """The daemon's budget check: at most every `every` seconds, in a background thread."""
 
     def __init__(self, root: str, log: logging.Logger, every: float = CHECK_SECONDS) -> None:

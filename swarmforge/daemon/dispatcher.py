@@ -1,7 +1,7 @@
 """What handoffd does on each pass: deliver every outbox, wake the recipients, sweep.
 
 handoffd (handoffd.py) calls `Dispatcher.run_once()` in a loop that sleeps on an
-event set by the watcher (watch.py) whenever a file arrives in an outbox, the role
+event set by the arrivals (watch.py) whenever a file arrives in an outbox, the role
 table's directory or the daemon's, with a slow rescan as a safety net; signal handlers
 only set flags. `--once` runs a single pass. The daemon's files are `Paths`.
 """
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from swarmforge import events, fsutil, locks, proc, roletable
-from swarmforge.daemon.wake import Notifier
-from swarmforge.daemon.wakeups import Waker, Wakeups
+from swarmforge.daemon.wake import Waker
+from swarmforge.daemon.wakeups import Doorbell, Wakeups
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery, message
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
@@ -119,17 +119,17 @@ class Dispatcher:
     remote.tsv), reached through `crossing` when the project has a transport.
     """
 
-    def __init__(self, root: str, notifier: Notifier, log: logging.Logger) -> None:
+    def __init__(self, root: str, waker: Waker, log: logging.Logger) -> None:
         self.paths = Paths(root)
         self.log = log
-        self.wakeups = Wakeups(notifier, log)
+        self.wakeups = Wakeups(waker, log)
         self.roles: dict[str, roletable.RoleEntry] = {}
         self.remote: dict[str, str] = {}
         self.crossing: Crossing | None = None
         self.no_crossing = "no [transport] is set in swarmforge/swarmforge.toml"
         self._roles_stamp: tuple[object, ...] | None = None
         self.stopping = False
-        self.changed = Waker()
+        self.changed = Doorbell()
         self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
         self.unsafe: dict[str, str] = {}  # mailbox root -> why its outbox is left alone
         self.events = events.EventLog(root, on_error=self._event_dropped)

@@ -14,9 +14,9 @@ import psutil
 
 from swarmforge import fsutil, logfile, proc, roletable
 from swarmforge.daemon.alerts import Follower
-from swarmforge.daemon.arrivals import Watcher
+from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
-from swarmforge.daemon.wake import Notifier
+from swarmforge.daemon.wake import Waker
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -53,7 +53,7 @@ def _logger(paths: Paths) -> logging.Logger:
     return logfile.logger(logger(paths.root).name, paths.log)
 
 
-def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
+def run(root: str, waker: Waker, *, once: bool = False) -> int:
     """Run the daemon in this process until stopped (or for one pass); files delivered.
 
     Another daemon of the project makes this one refuse at once. A daemon that gets
@@ -65,12 +65,12 @@ def run(root: str, notifier: Notifier, *, once: bool = False) -> int:
         if not remove_unless_held(paths.stop):
             log.info("not starting (pid %d): a stop is in progress", os.getpid())
             return 0
-        daemon = Dispatcher(root, notifier, log)
+        daemon = Dispatcher(root, waker, log)
         delivered = 0
         try:
             _link(daemon, once)
             fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
-            log.info("started (pid %d, notifier %s)", os.getpid(), notifier.name)
+            log.info("started (pid %d, waker %s)", os.getpid(), waker.name)
             daemon.load_roles()
             daemon.sweep()
             delivered = len(daemon.run_once()) if once else _serve(daemon, paths)
@@ -126,19 +126,19 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     # imported once a stop can be heard (the import takes a moment).
     from swarmforge.daemon import budget
 
-    watcher = Watcher(daemon.changed)
-    watcher.start()
+    arrivals = Arrivals(daemon.changed)
+    arrivals.start()
     # Notifications follow the event log, whose appends wake this loop: it lies in the
     # same directory as roles.tsv.
     follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
-    budgets = budget.Watch(paths.root, daemon.log)  # checks in the background, never raises
+    budgets = budget.Tracker(paths.root, daemon.log)  # checks in the background, never raises
     delivered = 0
     first = True
     swept = time.monotonic()
     try:
         while not daemon.stop_requested():
             if daemon.load_roles() or first:
-                watcher.watch([*daemon.outboxes(), os.path.dirname(paths.roles), paths.dir])
+                arrivals.watch([*daemon.outboxes(), os.path.dirname(paths.roles), paths.dir])
                 first = False
             delivered += len(daemon.run_once())
             if daemon.crossing is not None:
@@ -152,7 +152,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 swept = time.monotonic()
             daemon.wait()
     finally:
-        watcher.stop()
+        arrivals.stop()
         budgets.wait()  # a check under way records and reports its crossings
         follower.wait()  # notifications on their way are sent, not lost with the daemon
     return delivered

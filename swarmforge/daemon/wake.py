@@ -25,7 +25,7 @@ class WakeFailed(Exception):
     """The wake-up could not be sent; worth retrying."""
 
 
-class Notifier:
+class Waker:
     """Sends nothing: for headless roles that poll, and for tests."""
 
     name = "none"
@@ -35,7 +35,7 @@ class Notifier:
         return False
 
 
-class TmuxNotifier(Notifier):
+class TmuxWaker(Waker):
     """Pastes the wake line into the role's tmux session and presses Enter until it is taken.
 
     Agents' prompts (claude's, codex's) take typed text of about 1,000 characters
@@ -123,7 +123,7 @@ class TmuxNotifier(Notifier):
         return False
 
 
-class CommandNotifier(Notifier):
+class CommandWaker(Waker):
     """Runs a command per wake-up, with the role described in its environment."""
 
     name = "command"
@@ -156,12 +156,12 @@ def make(
     *,
     background: bool = True,
     log: logging.Logger | None = None,
-) -> Notifier:
-    """The notifier called `kind` (tmux, none or command)."""
+) -> Waker:
+    """The waker called `kind` (tmux, none or command)."""
     if kind == "tmux":
-        return TmuxNotifier(project_socket(root), background=background, log=log)
+        return TmuxWaker(project_socket(root), background=background, log=log)
     if kind == "command":
         if not command:
-            raise ValueError("the command notifier needs a command")
-        return CommandNotifier(command)
-    return Notifier()
+            raise ValueError("the command waker needs a command")
+        return CommandWaker(command)
+    return Waker()

@@ -1,4 +1,4 @@
-"""Waking: the daemon's self-pipe (`Waker`), and the wake-ups it owes roles (`Wakeups`)."""
+"""Waking: the daemon's self-pipe (`Doorbell`), and the wake-ups it owes roles (`Wakeups`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import os
 import select
 
 from swarmforge import host, roletable
-from swarmforge.daemon.wake import Notifier, WakeFailed
+from swarmforge.daemon.wake import WakeFailed, Waker
 from swarmforge.errors import SwarmforgeError
 
 WAKE_RETRIES = 6
 WAKE_BACKOFF = 0.5
 
 
-class Waker:
+class Doorbell:
     """A self-pipe: `set` from any thread or signal handler, `wait` in the main loop.
 
     A pipe rather than threading.Event: Event.set takes a lock, which a signal
@@ -51,8 +51,8 @@ class Waker:
 class Wakeups:
     """Wake-ups owed to roles, retried with backoff until sent or given up."""
 
-    def __init__(self, notifier: Notifier, log: logging.Logger) -> None:
-        self.notifier = notifier
+    def __init__(self, waker: Waker, log: logging.Logger) -> None:
+        self.waker = waker
         self.log = log
         self.due: dict[str, tuple[float, int]] = {}  # role -> (next attempt, attempts)
 
@@ -72,7 +72,7 @@ class Wakeups:
             entry = roles.get(role)
             try:
                 if entry is not None:
-                    self.notifier.wake(role, entry, root)
+                    self.waker.wake(role, entry, root)
                 del self.due[role]
             except (WakeFailed, SwarmforgeError, OSError) as exc:
                 if attempts + 1 >= WAKE_RETRIES:

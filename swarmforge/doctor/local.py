@@ -28,7 +28,7 @@ from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.layout import RUN_RECORD, STATE_DIRS
+from swarmforge.layout import SESSION_RECORD, STATE_DIRS
 from swarmforge.roletable import find_root, worktree_top
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def check_daemon(root: str) -> Check:
     return Check("daemon", "ok", "not running")
 
 
-def _live(root: str, record: sessionrecord.RunRecord) -> bool:
+def _live(root: str, record: sessionrecord.SessionRecord) -> bool:
     from swarmforge.swarm.teardown import is_running
 
     try:
@@ -230,11 +230,11 @@ def _live(root: str, record: sessionrecord.RunRecord) -> bool:
 
 
 def check_run(root: str) -> list[Check]:
-    """The run record: its state, and whether its roles' worktrees exist."""
+    """The session record: its state, and whether its roles' worktrees exist."""
     try:
         record = sessionrecord.load(root)
     except CorruptFile as exc:
-        return [Check("run", "FAIL", exc.message, f"repair or remove {RUN_RECORD}")]
+        return [Check("run", "FAIL", exc.message, f"repair or remove {SESSION_RECORD}")]
     if record is None:
         return [Check("run", "ok", "no swarm run recorded yet")]
     detail = f"run {record.run_id}: {record.state} ({record.backend})"
@@ -255,7 +255,7 @@ def check_ports(root: str) -> Check:
     try:
         record = sessionrecord.load(root)
     except CorruptFile:
-        return Check("ports", "ok", "no run record to read (see the run check)")
+        return Check("ports", "ok", "no session record to read (see the run check)")
     if record is None:
         return Check("ports", "ok", "no swarm run recorded yet")
     from swarmforge.swarm.portholders import port_holders

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge import proc
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import Settings, TransportSettings, load_settings
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile
@@ -165,14 +165,14 @@ def check_host_clocks(seen: list[HostSeen], mine: str) -> Check:
 # -- the hosts --------------------------------------------------------------------------
 
 
-def _my_key(record: RunRecord | None) -> str:
+def _my_key(record: SessionRecord | None) -> str:
     from swarmforge.net.presence import host_key
 
     return host_key(record.host if record else None)
 
 
-def _expected(found: Settings, record: RunRecord | None) -> dict[str, str]:
-    """The hosts the swarm names (settings and run record), key to name; the host that
+def _expected(found: Settings, record: SessionRecord | None) -> dict[str, str]:
+    """The hosts the swarm names (settings and session record), key to name; the host that
     runs `up` without --host is always one of them."""
     from swarmforge.net.presence import host_key
 
@@ -184,7 +184,7 @@ def _expected(found: Settings, record: RunRecord | None) -> dict[str, str]:
 
 
 def check_hosts(
-    seen: list[HostSeen], expected: dict[str, str], mine: str, record: RunRecord | None
+    seen: list[HostSeen], expected: dict[str, str], mine: str, record: SessionRecord | None
 ) -> list[Check]:
     """Each known host beats (warn for one that stopped, or never started)."""
     from swarmforge.net.presence import wire_name
@@ -227,7 +227,7 @@ def _start_fix(host: str, primary: bool) -> str:
 # -- consumers --------------------------------------------------------------------------
 
 
-def check_consumers(client: Transport, record: RunRecord | None) -> Check:
+def check_consumers(client: Transport, record: SessionRecord | None) -> Check:
     """The durable consumers of this host's roles, where they exist, take each role's own
     mail with explicit acknowledgement (anything else loses or mixes mail)."""
     from nats.js import api

@@ -52,7 +52,7 @@ class HostBeat(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     host: str  # its name on the wire: `up --host NAME`, or the machine's name
-    primary: bool  # the host that runs `up` without --host ("" in another's run record)
+    primary: bool  # the host that runs `up` without --host ("" in another's session record)
     machine: str  # socket.gethostname()
     pid: int | None  # its delivery daemon
     sent_at: float  # the sender's wall clock, seconds since the epoch
@@ -170,7 +170,7 @@ async def _last_beats(transport: Transport) -> list[tuple[HostBeat, float]]:
     (every host runs the same format; a newer one only adds fields, which are ignored).
 
     The bucket's stream lists its keys' subjects, and each key's last message is read
-    directly: no consumer to make, and nothing missed (a watcher may say it is done
+    directly: no consumer to make, and nothing missed (a arrivals may say it is done
     before the entries it was sent have reached it).
     """
     await _bucket(transport)

@@ -168,7 +168,7 @@ def make_project(root: str) -> None:
     _git(root, "commit", "-q", "-m", "A tiny calculator")
 
 
-def kick_off(record: sessionrecord.RunRecord) -> str:
+def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
     from swarmforge import roletable
     from swarmforge.handoff import delivery
@@ -209,7 +209,7 @@ def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
         return None
 
 
-def settle(record: sessionrecord.RunRecord, timeout: float = 10.0) -> bool:
+def settle(record: sessionrecord.SessionRecord, timeout: float = 10.0) -> bool:
     """Wait until no role has anything queued, in process or waiting in its outbox."""
     boxes = (Box.OUTBOX, Box.NEW, Box.IN_PROCESS)
     deadline = time.monotonic() + timeout
@@ -220,7 +220,7 @@ def settle(record: sessionrecord.RunRecord, timeout: float = 10.0) -> bool:
     return False
 
 
-def trail(record: sessionrecord.RunRecord) -> list[Row]:
+def trail(record: sessionrecord.SessionRecord) -> list[Row]:
     """Every handoff copy in every role's inbox, with its headers and where it lies."""
     found_rows: list[tuple[Row, int]] = []
     for role in record.roles:
@@ -258,7 +258,9 @@ def trail(record: sessionrecord.RunRecord) -> list[Row]:
     return [row for row, _ in found_rows]
 
 
-def watch(record: sessionrecord.RunRecord, progress: Progress, timeout: float = TIMEOUT) -> bool:
+def watch(
+    record: sessionrecord.SessionRecord, progress: Progress, timeout: float = TIMEOUT
+) -> bool:
     """Follow the handoffs until QA's report is back with the coder; False on failure."""
     seen: set[tuple[str, str]] = set()
     deadline = time.monotonic() + timeout
@@ -313,7 +315,7 @@ class DemoReport:
         return asdict(self)
 
 
-def summary(root: str, record: sessionrecord.RunRecord, rows: list[Row]) -> list[RoleSummary]:
+def summary(root: str, record: sessionrecord.SessionRecord, rows: list[Row]) -> list[RoleSummary]:
     """Per role: handoffs received, completed, failed, sent, and commits on its branch."""
     out = []
     for role in record.roles:

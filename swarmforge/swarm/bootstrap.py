@@ -38,7 +38,7 @@ from swarmforge.layout import SETUP_FAILED_DIR, STATE_DIRS
 TAIL_LINES = 20
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a setup command out of time
 # Never taken from the main checkout, whatever a pattern says: git's own directory, and
-# swarmforge's state (mailboxes, run record), which git ignores through info/exclude.
+# swarmforge's state (mailboxes, session record), which git ignores through info/exclude.
 NEVER_TAKEN = (".git", *STATE_DIRS)
 
 Log = Callable[[str], None]

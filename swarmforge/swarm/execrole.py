@@ -9,7 +9,7 @@ the role moves on. An item the command completed itself (with
 done_with_current.sh) is left as it is, and so is one whose command failed while
 the loop was being stopped: it stays in process and is resumed on the next start.
 
-`serve_role` is the role's process: it builds the loop from the run record and
+`serve_role` is the role's process: it builds the loop from the session record and
 serves until SIGTERM.
 """
 
@@ -28,7 +28,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
-from swarmforge.daemon.wakeups import Waker
+from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import receive
@@ -70,12 +70,12 @@ class ExecRole:
         self.output = output
         self.box = Mailbox(worktree)
         self.stopping = False
-        self.waker = Waker()
+        self.doorbell = Doorbell()
 
     def stop(self) -> None:
         """Ask the loop to finish the item in hand and return (safe in a signal handler)."""
         self.stopping = True
-        self.waker.set()
+        self.doorbell.set()
 
     def _take(self) -> Task | Batch | None:
         return (
@@ -137,11 +137,11 @@ class ExecRole:
 
     def serve(self) -> None:
         """Handle items as they arrive until `stopping` is set."""
-        from swarmforge.daemon.arrivals import Watcher
+        from swarmforge.daemon.arrivals import Arrivals
 
-        watcher = Watcher(self.waker)
-        watcher.start()
-        watcher.watch([self.box.path(Box.NEW)])
+        arrivals = Arrivals(self.doorbell)
+        arrivals.start()
+        arrivals.watch([self.box.path(Box.NEW)])
         try:
             while not self.stopping:
                 try:
@@ -151,9 +151,9 @@ class ExecRole:
                     # A refused mailbox state needs a human; keep reporting it, slowly.
                     self.log.error("%s: %s", self.name, " ".join(exc.lines()))
                 if not self.stopping:
-                    self.waker.wait(IDLE_RESCAN)
+                    self.doorbell.wait(IDLE_RESCAN)
         finally:
-            watcher.stop()
+            arrivals.stop()
 
 
 def _name(work: Task | Batch) -> str:

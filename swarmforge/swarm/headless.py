@@ -22,7 +22,7 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import Restart, Settings, load_settings
-from swarmforge.daemon.wakeups import Waker
+from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
@@ -113,12 +113,12 @@ def serve(root: str) -> None:
     """Supervise the run of the project at `root` until SIGTERM."""
     with FileLock(os.path.join(root, RUNNER_LOCK), what="the swarm runner"):
         log = _logger(root)
-        waker = Waker()
+        doorbell = Doorbell()
         stopping = []
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
             stopping.append(signum)
-            waker.set()
+            doorbell.set()
 
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, on_signal)
@@ -129,7 +129,7 @@ def serve(root: str) -> None:
         try:
             _start_due(root, run_id, children, pacer, log)
             _save_pids(root, children)
-            # Last: `up` returns once it sees this file, and the run record is complete by then.
+            # Last: `up` returns once it sees this file, and the session record is complete by then.
             fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
             refreshed = 0.0
             while not stopping:
@@ -139,7 +139,7 @@ def serve(root: str) -> None:
                 if time.monotonic() - refreshed >= probe.EVERY:
                     probe.refresh_roles(root, names, stall_after)
                     refreshed = time.monotonic()
-                waker.wait(CHECK_SECONDS)
+                doorbell.wait(CHECK_SECONDS)
         finally:
             # Every role at once: their shutdowns overlap instead of adding up.
             started = [c.proc.pid for c in children.values() if c.proc is not None]

@@ -3,7 +3,7 @@
 
 Only a project with `[transport]` gets here, and only then is nats-py imported. A role
 is never left out because its host went quiet: a host whose last beat is too old shows
-its roles as unreachable, with the age of that beat, and a role the run record places
+its roles as unreachable, with the age of that beat, and a role the session record places
 on another host that no beat mentions shows as unreachable, never seen.
 """
 
@@ -13,7 +13,7 @@ import socket
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import TransportSettings, load_settings
 from swarmforge.errors import CorruptFile
 from swarmforge.times import duration
@@ -87,7 +87,7 @@ def transport_settings(root: str) -> TransportSettings | None:
 
 def cross_host(
     root: str,
-    record: RunRecord | None,
+    record: SessionRecord | None,
     within: float | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> CrossHost | None:
@@ -116,8 +116,8 @@ def cross_host(
     return _combine(this_host, record, seen)
 
 
-def _combine(this_host: str, record: RunRecord | None, seen: list[HostSeen]) -> CrossHost:
-    """The roles and hosts status shows, from the run record and the beats."""
+def _combine(this_host: str, record: SessionRecord | None, seen: list[HostSeen]) -> CrossHost:
+    """The roles and hosts status shows, from the session record and the beats."""
     from swarmforge.net import presence
 
     mine = presence.host_key(record.host if record else None)

@@ -23,7 +23,7 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
-from swarmforge.daemon.wakeups import Waker
+from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.swarm import rolecommand
 from swarmforge.tmux import Tmux, project_socket
@@ -59,12 +59,12 @@ class Supervisor:
         self.done = threading.Event()
         self.child: proc.Started | None = None
         self.stopping = False
-        self.waker = Waker()
+        self.doorbell = Doorbell()
 
     def stop(self, signum: int, frame: FrameType | None) -> None:
         """Pass a stop on to the agent and do not restart it (a signal handler)."""
         self.stopping = True
-        self.waker.set()
+        self.doorbell.set()
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
@@ -120,7 +120,7 @@ class Supervisor:
                 file=sys.stderr,
                 flush=True,
             )
-            if self.waker.wait(pause) or self.stopping:
+            if self.doorbell.wait(pause) or self.stopping:
                 return code
             restarts += 1
 

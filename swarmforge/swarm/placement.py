@@ -40,7 +40,7 @@ def plan(
 ) -> list[RoleRecord]:
     """Every role's worktree, branch and port, deterministically; nothing is created.
 
-    A branch keeps the port in `kept` (branch to port, from the run record), unless
+    A branch keeps the port in `kept` (branch to port, from the session record), unless
     another process holds it now; a port held by another process, or `leased` by the
     roles of another host, goes to no role.
     """

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import psutil
 
 from swarmforge import tagging
-from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.ports import listeners
 
 
@@ -24,7 +24,7 @@ class PortHolder:
     name: str | None  # its command name, when it can be read
 
 
-def port_holders(root: str, record: RunRecord) -> dict[str, PortHolder]:
+def port_holders(root: str, record: SessionRecord) -> dict[str, PortHolder]:
     """Each role whose port another process listens on, and that process.
 
     One read of the socket table serves every role. A listener is the role's own when

@@ -90,7 +90,7 @@ def launch(root: str, config: SwarmConfig, record: RoleRecord) -> commands.Launc
 
 
 def run_backend(root: str) -> str:
-    """The backend of the project's run (`tmux` when it has no run record)."""
+    """The backend of the project's run (`tmux` when it has no session record)."""
     record = sessionrecord.load(root)
     return record.backend if record is not None else "tmux"
 

@@ -1,6 +1,6 @@
 """`up` and `down`: start every role of swarmforge.conf in its worktree, and stop all of it.
 
-`up` is idempotent and resumes: the run record keeps the run id, so the same
+`up` is idempotent and resumes: the session record keeps the run id, so the same
 worktrees, branches, ports and queues are found again. What a run starts is
 tagged with its id, so `down` (and `gc`, after a killed runner) ends it all.
 """
@@ -19,7 +19,7 @@ from swarmforge import events, proc, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
@@ -58,7 +58,7 @@ def up(
     role_env: dict[str, dict[str, str]] | None = None,
     host: str | None = None,
     progress: Progress = _quiet,
-) -> tuple[RunRecord, bool]:
+) -> tuple[SessionRecord, bool]:
     """Start (or resume) the swarm of the project at `root`; (record, True if it already ran).
 
     `role_env` adds variables to the environment of named roles' processes (a
@@ -97,7 +97,7 @@ def up(
     planned = placement.plan(root, config, run_id, role_env or {}, recorded, leased)
     _say_moved_ports(root, planned, recorded, progress)
     rolecommand.check_instructions(root, planned)
-    record = RunRecord(
+    record = SessionRecord(
         run_id=run_id,
         project=root,
         backend=chosen,
@@ -131,7 +131,7 @@ def up(
 
 
 def _set_up_again(
-    root: str, config: SwarmConfig, record: RunRecord, stagger: float | None, progress: Progress
+    root: str, config: SwarmConfig, record: SessionRecord, stagger: float | None, progress: Progress
 ) -> None:
     """On a running swarm, bootstrap again every role whose setup failed, and start the
     agents of those that now succeed (the headless runner starts them on its own)."""
@@ -150,8 +150,8 @@ def _set_up_again(
         _start_tmux(root, config, record, STAGGER["tmux"] if stagger is None else stagger, progress)
 
 
-def _recorded_ports(record: RunRecord | None) -> dict[str, int]:
-    """Each branch's port as the run record keeps it: a resumed role keeps its port."""
+def _recorded_ports(record: SessionRecord | None) -> dict[str, int]:
+    """Each branch's port as the session record keeps it: a resumed role keeps its port."""
     return {role.branch: role.port for role in record.roles} if record else {}
 
 
@@ -196,7 +196,7 @@ def _reason(exc: BaseException) -> str:
 def _start(
     root: str,
     config: SwarmConfig,
-    record: RunRecord,
+    record: SessionRecord,
     tag_env: dict[str, str],
     stagger: float | None,
     inhibit_sleep: bool,
@@ -212,7 +212,7 @@ def _start(
         pause = STAGGER["tmux"] if stagger is None else stagger
         _start_tmux(root, config, record, pause, progress)
     else:
-        # The runner records its own pid and its roles' pids in the run record.
+        # The runner records its own pid and its roles' pids in the session record.
         since = time.time()
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
         # The runner paces its agents' starts itself; `up` tells how far it got.
@@ -223,7 +223,7 @@ def _start(
 
 
 def _start_tmux(
-    root: str, config: SwarmConfig, record: RunRecord, stagger: float, progress: Progress
+    root: str, config: SwarmConfig, record: SessionRecord, stagger: float, progress: Progress
 ) -> None:
     from swarmforge.tmux import SessionSpec, Tmux, project_socket
 
@@ -282,7 +282,7 @@ def _start_inhibitor(tag_env: dict[str, str]) -> int | None:
 
 
 def _purge(
-    root: str, record: RunRecord, progress: Progress
+    root: str, record: SessionRecord, progress: Progress
 ) -> tuple[list[str], dict[str, str | None]]:
     """Remove the run's worktrees and forget the run; the worktrees removed, and per role
     the commit that saved its uncommitted work."""

@@ -12,7 +12,7 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import StallSettings, load_settings
 from swarmforge.daemon import budget, handoffd
 from swarmforge.daemon.dispatcher import Paths
@@ -221,7 +221,7 @@ def _disk(root: str, role: RoleRecord) -> int | None:
     return disk.worktree_bytes(role.path)
 
 
-def _alive(root: str, record: RunRecord, role: RoleRecord, life: AgentLife | None) -> bool:
+def _alive(root: str, record: SessionRecord, role: RoleRecord, life: AgentLife | None) -> bool:
     if life is not None and life.state == "exited":
         return False
     if life is not None and record.backend == "tmux":
@@ -260,7 +260,7 @@ def rescues(root: str) -> list[str]:
 
 
 def _agent_state(
-    root: str, record: RunRecord, role: RoleRecord, stall_after: float
+    root: str, record: SessionRecord, role: RoleRecord, stall_after: float
 ) -> AgentState | None:
     if record.state != "running":
         return None
@@ -286,7 +286,7 @@ def budgets(root: str) -> budget.Limits:
 
 def role_status(
     root: str,
-    record: RunRecord,
+    record: SessionRecord,
     role: RoleRecord,
     now: float,
     stall_after: float | None = None,

@@ -10,12 +10,12 @@ import os
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RunRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 
 
-def is_running(root: str, record: RunRecord) -> bool:
+def is_running(root: str, record: SessionRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
         return is_held(os.path.join(root, RUNNER_LOCK))
@@ -25,7 +25,7 @@ def is_running(root: str, record: RunRecord) -> bool:
     return any(tmux.has_session(role.session) for role in record.roles)
 
 
-def stop_processes(root: str, record: RunRecord | None) -> list[int]:
+def stop_processes(root: str, record: SessionRecord | None) -> list[int]:
     """End the runner, the tmux sessions and every process tagged with the run; the pids."""
     ended: list[int] = []
     if record is not None:
@@ -43,7 +43,7 @@ def stop_processes(root: str, record: RunRecord | None) -> list[int]:
     return ended
 
 
-def record_stopped(root: str, record: RunRecord) -> None:
+def record_stopped(root: str, record: SessionRecord) -> None:
     """Save `record` as stopped, with no process of it left to name."""
     record.state = "stopped"
     record.runner_pid = record.inhibitor_pid = None

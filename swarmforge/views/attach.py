@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 
 from swarmforge import proc
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, RunRecord
+from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
 from swarmforge.roletable import shown_name
@@ -123,7 +123,7 @@ def _overview(server: Tmux, tmux_bin: str, swarm: Tmux, roles: list[RoleRecord])
     server.start_tiled(OVERVIEW, panes)
 
 
-def _chosen(record: RunRecord, role: str | None) -> list[RoleRecord]:
+def _chosen(record: SessionRecord, role: str | None) -> list[RoleRecord]:
     if role is None:
         return list(record.roles)
     found = record.role(role)
@@ -137,7 +137,7 @@ def _chosen(record: RunRecord, role: str | None) -> list[RoleRecord]:
     return [found]
 
 
-def _headless(record: RunRecord, role: str | None) -> SwarmforgeError:
+def _headless(record: SessionRecord, role: str | None) -> SwarmforgeError:
     name = role if role and record.role(role) else "<role>"
     return SwarmforgeError(
         "The swarm runs headless: its roles have no terminal to attach to.",
@@ -146,7 +146,7 @@ def _headless(record: RunRecord, role: str | None) -> SwarmforgeError:
     )
 
 
-def _gone(root: str, record: RunRecord, role: str | None) -> SwarmforgeError:
+def _gone(root: str, record: SessionRecord, role: str | None) -> SwarmforgeError:
     if role is not None and any(
         Tmux(project_socket(root)).has_session(r.session) for r in record.roles
     ):

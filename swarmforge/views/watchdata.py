@@ -205,7 +205,7 @@ class Feed:
         found = self.events.more()
         try:
             return self._snapshot(), found
-        except SwarmforgeError as exc:  # a damaged run record: say so, keep watching
+        except SwarmforgeError as exc:  # a damaged session record: say so, keep watching
             return " ".join(exc.lines()), found
         except OSError as exc:  # a file it cannot read: the same
             return f"Cannot read the swarm: {exc}", found
