@@ -1,7 +1,9 @@
-"""What differs between the operating systems swarmforge runs on, in one place.
+"""What differs between the operating systems swarmforge runs on.
 
-Each function takes the faster way where this system offers it (`native`), and
-a portable one elsewhere; the tests call both ways on Linux too.
+Each function takes the faster way where this system offers it (`native`, or the
+`system` it is told), and a portable one elsewhere; the tests call both ways on Linux
+too. One more difference lives with what it serves: the command that keeps a machine
+awake while a swarm runs (`tmux.sleep_inhibitor_argv`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A role's mailbox directories, and every transition that moves a handoff file.
 
-Where a file lies is its state. Nothing outside this module moves handoff files.
+Where a file lies is its state. Nothing outside this module moves handoff files:
+the gate, the daemon, the receive helpers and repair all call the transitions here.
 """
 
 from __future__ import annotations
@@ -180,11 +181,15 @@ class Mailbox:
         return final
 
     def deliver_copy(self, name: str, copy: message.Handoff) -> bool:
-        """Daemon: publish `copy` as `name` in inbox/new/; False if one was there already.
+        """Daemon: publish `copy` as `name` in inbox/new/; False if one was there already."""
+        self.check(Box.IN_PROCESS, Box.COMPLETED)
+        return self.queue_copy(name, copy)
+
+    def queue_copy(self, name: str, copy: message.Handoff) -> bool:
+        """Publish `copy` as `name` in inbox/new/; False if one was there already.
 
         Written under a temporary name and linked in, so a reader never sees part of it.
         """
-        self.check(Box.IN_PROCESS, Box.COMPLETED)
         self.ensure(Box.NEW)
         final = self.path(Box.NEW, name)
         tmp = fsutil.temp_name(final)
@@ -192,6 +197,19 @@ class Mailbox:
         made = fsutil.publish(tmp, final)
         fsutil.fsync_dir(self.path(Box.NEW))
         return made
+
+    def take_back(self, path: str) -> bool:
+        """Remove the queued copy at `path` unless someone took it first; True if removed.
+
+        Renamed away before it is unlinked, so that of two takers only one removes it.
+        """
+        claim = fsutil.temp_name(path)
+        try:
+            os.rename(path, claim)
+        except FileNotFoundError:
+            return False
+        os.unlink(claim)
+        return True
 
     def archive(self, path: str) -> None:
         """Daemon: move the delivered original at `path` from outbox/ to sent/.

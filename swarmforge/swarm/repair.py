@@ -292,10 +292,11 @@ class _Fixer:
     def _requeue(self, path: str, handoff: Handoff, reason: str) -> Repair:
         """Return the item at `path` to inbox/new: copy first, then remove the original."""
         role = self._role(handoff)
-        target = self.box.path(Box.NEW, os.path.basename(path))
+        name = os.path.basename(path)
+        target = self.box.path(Box.NEW, name)
         copy = stamped(handoff)
         twin = _twin(target, handoff)
-        if twin is None and not self.dry_run and not self._publish(target, copy):
+        if twin is None and not self.dry_run and not self.box.queue_copy(name, copy):
             # Made meanwhile: only a repair running at the same time makes one.
             twin = _twin(target, handoff)
         if twin is False:
@@ -316,16 +317,6 @@ class _Fixer:
         )
         return done
 
-    def _publish(self, target: str, copy: Handoff) -> bool:
-        """Write `copy` under a temporary name in new/ and link it to `target`; False if a
-        file of that name is there already."""
-        self.box.ensure(Box.NEW)
-        tmp = fsutil.temp_name(target)
-        fsutil.write_new(tmp, copy.render())
-        made = fsutil.publish(tmp, target)
-        fsutil.fsync_dir(os.path.dirname(target))
-        return made
-
     def _raced(self, done: Repair, target: str) -> Repair:
         """The original vanished while its copy was made: a concurrent repair removed it (the
         copy stands), or its role finished it (the copy is taken back)."""
@@ -333,13 +324,8 @@ class _Fixer:
         if where is None or where[0] != Box.COMPLETED:
             return done
         problem = f"its role finished it meanwhile: {where[1]}"
-        claim = fsutil.temp_name(target)
-        try:
-            os.rename(target, claim)
-        except FileNotFoundError:
+        if not self.box.take_back(target):
             problem += f"; the copy made for the queue was taken already: {target}"
-        else:
-            os.unlink(claim)
         return Repair(done.role, done.file, done.reason, LEFT, where[1], problem=problem)
 
     # -- finished already --------------------------------------------------------------------
