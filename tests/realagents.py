@@ -9,9 +9,20 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
+import tomli_w
+
+from swarmforge.config import sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.rehearse.model import Exchange, ModelServer, Reply
+from swarmforge.rehearse.rehearsal import agent_env
+from swarmforge.swarm import session
+from tests.support import nothing_left, retry_until
 
 VENV_BIN = os.path.dirname(sys.executable)
 
@@ -30,3 +41,82 @@ def unavailable(reason: str) -> NoReturn:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+class LiveSwarm:
+    """A swarm of real agents in tmux; the model has each run `first` commands, then talk."""
+
+    def __init__(self, repo: Path, homes: Path) -> None:
+        self.repo = repo
+        self.homes = homes
+        self.server = ModelServer(self.decide)
+        self.first: list[str] = []
+
+    def decide(self, exchange: Exchange) -> Reply:
+        if exchange.new_turn and self.first:
+            return Reply(command=self.first.pop(0))
+        return Reply(text="Ready.")
+
+    def up(self, keep_codex_daemon: bool = False) -> sessionrecord.SessionRecord:
+        self.server.start()
+        env = {}
+        config = load_config(str(self.repo))
+        for role in config.roles:
+            home = self.homes / role.name
+            env[role.name] = agent_env(
+                role.agent, str(home), str(self.repo), self.server.base_url(role.name)
+            )
+            env[role.name]["PATH"] = agents_path() + os.environ.get("PATH", "/usr/bin:/bin")
+            if keep_codex_daemon:
+                toml = home / ".codex" / "config.toml"
+                settings = tomllib.loads(toml.read_text())
+                del settings["features"]  # codex then starts its shared app-server
+                toml.write_text(tomli_w.dumps(settings))
+        record, _ = session.up(str(self.repo), "tmux", stagger=0, role_env=env)
+        return record
+
+    def openings(self, role: str) -> list[Exchange]:
+        # Side requests (codex's title for the session) quote the prompt too: not counted.
+        return [
+            e
+            for e in self.server.exchanges(role)
+            if e.new_turn and not e.side and OPENING in e.user_text
+        ]
+
+    def wait_openings(self, role: str, count: int) -> None:
+        """Wait until `role`'s agent has sent its opening prompt `count` times; say why not."""
+        try:
+            retry_until(lambda: len(self.openings(role)) >= count, timeout=60)
+        except AssertionError:
+            log = self.repo / ".swarmforge" / "logs" / f"{role}.log"
+            seen = [(e.new_turn, e.side, e.user_text[:80]) for e in self.server.exchanges(role)]
+            screen = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+            raise AssertionError(
+                f"{role}: requests {seen}, errors {self.server.errors()}\n{screen}"
+            ) from None
+        assert len(self.openings(role)) == count
+
+    def down(self) -> None:
+        try:
+            session.down(str(self.repo))
+        finally:
+            self.server.stop()
+
+
+@pytest.fixture
+def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
+    swarm = LiveSwarm(repo, tmp_path / "homes")
+    try:
+        yield swarm
+    finally:
+        swarm.down()
+    nothing_left(repo)
+
+
+OPENING = "Read swarmforge/constitution.prompt"
+
+
+def agents_path() -> str:
+    """The directories of the claude and codex CLIs, as a PATH prefix."""
+    dirs = {os.path.dirname(require_cli(name)) for name in ("claude", "codex")}
+    return "".join(f"{d}:" for d in sorted(dirs))

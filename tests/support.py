@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,8 +11,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from swarmforge import tagging
+from swarmforge.config import sessionrecord
+from swarmforge.daemon.dispatcher import Paths
+from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, utc_stamp
+from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
+from swarmforge.locks import is_held
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin"
@@ -240,3 +247,88 @@ def record_run(
         roles=roles,
     )
     sessionrecord.save(str(project.root), record)
+
+
+def make_swarm(
+    repo: Path,
+    conf: str,
+    files: dict[str, str] | None = None,
+    prompts: dict[str, str] | None = None,
+) -> Path:
+    """A committed swarm configuration (worktree roles read what is committed)."""
+    (repo / "swarmforge" / "roles").mkdir(parents=True)
+    (repo / "swarmforge" / "swarmforge.conf").write_text(conf)
+    (repo / "swarmforge" / "constitution.prompt").write_text("Work carefully.\n")
+    for role, text in (prompts or {}).items():
+        (repo / "swarmforge" / "roles" / f"{role}.prompt").write_text(text)
+    for name, text in (files or {}).items():
+        (repo / name).write_text(text)
+        (repo / name).chmod(0o755)
+    commit_all(repo)
+    return repo
+
+
+def commit_all(repo: Path) -> None:
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm configuration")
+
+
+def kick(record: sessionrecord.SessionRecord, role: str, sender: str) -> None:
+    target = Path(Mailbox(record.role(role).path).path(Box.NEW))  # type: ignore[union-attr]
+    name = f"50_20260101T000000Z_000001_from_{sender}_to_{role}.handoff"
+    h = message.Handoff(
+        [
+            ("id", name[3:-8]),
+            ("from", sender),
+            ("to", role),
+            ("priority", "50"),
+            ("type", "note"),
+            ("message", "start"),
+        ],
+        "start\n",
+    )
+    tmp = target / f".{name}.tmp"
+    tmp.write_bytes(h.render())
+    os.rename(tmp, target / name)
+
+
+def completed(record: sessionrecord.SessionRecord, role: str) -> list[Path]:
+    box = Path(Mailbox(record.role(role).path).path(Box.COMPLETED))  # type: ignore[union-attr]
+    return sorted(p for p in box.rglob("*.handoff"))
+
+
+def nothing_left(root: Path) -> None:
+    assert tagging.tagged(str(root)) == []
+    assert not is_held(os.path.join(root, RUNNER_LOCK))
+    assert not is_held(Paths(str(root)).lock)
+    assert not os.path.exists(os.path.join(root, RUNNER_PID))
+    assert not os.path.exists(Paths(str(root)).pid)
+    assert not is_held(lock_path(str(root)))
+    assert "prunable" not in git(root, "worktree", "list", "--porcelain")
+
+
+def fake_agent(directory: Path, name: str) -> Path:
+    directory.mkdir(exist_ok=True)
+    path = directory / name
+    path.write_text(FAKE_AGENT.format(python=sys.executable))
+    path.chmod(0o755)
+    return directory
+
+
+FAKE_AGENT = """#!{python}
+import json, os, sys
+# Written under another name and renamed, so a reader never sees it half written.
+with open(os.path.join(os.getcwd(), ".agent-start.tmp"), "w") as f:
+    json.dump({{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}}, f)
+os.rename(".agent-start.tmp", "agent-start.json")
+for line in sys.stdin:
+    with open(os.path.join(os.getcwd(), "agent-heard.txt"), "a") as f:
+        f.write(line)
+"""
+
+
+RECORDER = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
+
+
+def recorded(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -24,11 +24,9 @@ from swarmforge.config.settings import parse_settings
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import status
 from swarmforge.tmux import project_socket
-from tests.realagents import require_cli
-from tests.support import VENV_BIN, retry_until
+from tests.realagents import LiveSwarm, require_cli
+from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
-from tests.test_real_agents import LiveSwarm
-from tests.test_swarm import make_swarm, nothing_left
 
 NOW = 10_000.0
 STALL = 900.0
@@ -247,22 +245,22 @@ def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) 
     logs.mkdir(parents=True)
     log = logs / "cleaner.log"
     log.write_bytes(REPORTS)
-    first = probe._report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
+    first = probe.log_report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
     assert first is not None and (first.state, first.at) == ("waiting", NOW)
     before = agentstate.StateRecord(
         role="cleaner", run_id="r", state="waiting", since="s", report=first
     )
     # Seen again later: known since it was first seen.
-    again = probe._report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
+    again = probe.log_report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
     assert again == first
     # Pushed out of the window by a long turn's redraws: it still stands.
     log.write_bytes(REPORTS + b"x" * probe.REPORT_WINDOW)
     size = log.stat().st_size
-    assert probe._report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
+    assert probe.log_report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
     # A new report replaces it, from the moment it is seen.
     log.write_bytes(log.read_bytes() + b"\x1b]7501;state=working:app=codex\x1b\\")
     size = log.stat().st_size
-    newer = probe._report(str(tmp_path), "cleaner", before, size, NOW + 6)
+    newer = probe.log_report(str(tmp_path), "cleaner", before, size, NOW + 6)
     assert newer is not None and (newer.state, newer.at) == ("working", NOW + 6)
 
 

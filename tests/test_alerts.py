@@ -11,15 +11,10 @@ from pathlib import Path
 from swarmforge.config.settings import NotifySettings
 from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
-from tests.support import Project, retry_until
+from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf
 
 # Appends what it reads on stdin, as one line, to the file named by its argument.
-RECORDER = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
-
-
-def recorded(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def test_triggers_name_states_and_kinds() -> None:

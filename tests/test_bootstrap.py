@@ -13,9 +13,8 @@ import pytest
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
-from tests.support import retry_until
+from tests.support import make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm, nothing_left
 
 IDLE = "sh -c 'cat > /dev/null'"
 

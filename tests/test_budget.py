@@ -21,9 +21,8 @@ from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import BUDGET_STATE
 from swarmforge.swarm.status import status
-from tests.support import Project, retry_until
+from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf
-from tests.test_alerts import RECORDER, recorded
 
 
 def _stamp(ago: float = 0.0) -> str:

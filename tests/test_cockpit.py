@@ -20,8 +20,8 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from swarmforge.views import cockpit
 from tests.realagents import VENV_BIN, require_cli
+from tests.support import make_swarm
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 WAIT = 30_000  # ms Playwright waits for the page to show something
 

@@ -11,9 +11,8 @@ import pytest
 
 from swarmforge.config import sessionrecord
 from swarmforge.swarm import artifacts, disk
-from tests.support import Project, git, record_run, retry_until
+from tests.support import Project, git, make_swarm, record_run, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 IGNORE = "build/\n*.o\nnode_modules\n"
 

@@ -21,9 +21,8 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec import RunSpec, run_id
-from tests.support import VENV_BIN, Project, retry_until, run_script
+from tests.support import VENV_BIN, Project, make_swarm, nothing_left, retry_until, run_script
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm, nothing_left
 
 
 def logged(root: Path, *kinds: str) -> list[dict[str, object]]:

@@ -27,8 +27,7 @@ from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.execrole import RETRIES, ExecRole, item_command
 from tests.realagents import require_cli
-from tests.support import BIN, VENV_BIN, Project
-from tests.test_swarm import make_swarm
+from tests.support import BIN, VENV_BIN, Project, make_swarm
 
 CONF = (
     "window coder claude coder --model sonnet\n"

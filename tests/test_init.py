@@ -165,11 +165,11 @@ def test_force_never_replaces_a_directory(tmp_path: Path) -> None:
 def test_a_file_that_appears_during_init_is_kept_and_the_rest_taken_back(tmp_path: Path) -> None:
     # What a concurrent writer would leave between the check for existing files and the writes.
     copies = scaffold.plan("two-pack", str(tmp_path))
-    scaffold._make_dirs(copies)
+    scaffold.make_dirs(copies)
     late = Path(copies[-1].target)
     late.write_text("someone else's\n")
     with pytest.raises(SwarmforgeError) as caught:
-        scaffold._write_all_or_none(copies)
+        scaffold.write_all_or_none(copies)
     assert str(late) in caught.value.details[0]
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == [late]
     assert late.read_text() == "someone else's\n"

@@ -23,9 +23,8 @@ from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import intents
 from swarmforge.git.worktrees import create, prune, remove
-from tests.support import VENV_BIN, git, retry_until
+from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm, nothing_left
 
 CONF = "".join(f"window {n} exec {n} task sh -c 'cat > got.txt'\n" for n in ("aw", "bw"))
 OLD_RUN = "20250101T000000Z-0a0b0c"

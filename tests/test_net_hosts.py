@@ -21,11 +21,10 @@ from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats, running_server
-from tests.support import Project, git, queue_note, retry_until
+from tests.realagents import LiveSwarm, live
+from tests.support import Project, commit_all, git, make_swarm, queue_note, retry_until
+from tests.support import kick as kick_role
 from tests.support import run_cli as sf
-from tests.test_real_agents import LiveSwarm, live
-from tests.test_swarm import commit_all, make_swarm
-from tests.test_swarm import kick as kick_role
 
 __all__ = ["live", "nats_server"]  # the fixtures, used by name
 

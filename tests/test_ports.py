@@ -31,9 +31,8 @@ from swarmforge.ports import (
     project_identity,
 )
 from swarmforge.swarm import placement, status
-from tests.support import copy_tree, git
+from tests.support import copy_tree, git, make_swarm
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 P = "/srv/shop"  # a project: its main checkout's real path
 BRANCHES = ["swarm/r1/coder", "swarm/r1/qa", "swarm/run-2/cleaner", "main", "swarm/ü/ß"]

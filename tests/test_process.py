@@ -14,8 +14,7 @@ import pytest
 from swarmforge import host, proc
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
-from tests.support import VENV_BIN, git, retry_until
-from tests.test_swarm import completed, kick, make_swarm
+from tests.support import VENV_BIN, completed, git, kick, make_swarm, retry_until
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -16,9 +16,8 @@ from swarmforge.config.settings import StartSettings, parse_settings
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import ramp
 from swarmforge.swarm.ramp import Ramp, wait_turn
-from tests.support import retry_until
+from tests.support import make_swarm, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -17,9 +17,8 @@ from swarmforge.handoff import draft, receive
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff.mailbox import Box
 from swarmforge.swarm.repair import repair, stamped
-from tests.support import Project, queue_note, record_run, retry_until
+from tests.support import Project, make_swarm, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 

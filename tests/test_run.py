@@ -394,7 +394,7 @@ def test_ramp_grows_concurrency_after_successes(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> None:
     from swarmforge.daemon.wake import WAKE_LINE
-    from tests.test_swarm import fake_agent, make_swarm
+    from tests.support import fake_agent, make_swarm
 
     tools = fake_agent(tmp_path / "tools", "fakeagent")
     make_swarm(repo, "window helper fakeagent helper\n", prompts={"helper": "Help.\n"})

@@ -17,9 +17,8 @@ from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile, shell_status
 from swarmforge.tmux import project_socket
-from tests.support import git, retry_until
+from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm, nothing_left
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -172,7 +171,7 @@ def test_an_agent_that_can_no_longer_start_is_shown_with_exit_127(repo: Path) ->
 def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
     repo: Path, tmp_path: Path
 ) -> None:
-    from tests.test_swarm import fake_agent
+    from tests.support import fake_agent
 
     tools = fake_agent(tmp_path / "tools", "fakeagent")
     scaffolded = sf("init", ".", cwd=repo)  # the project has history: nothing commits

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmforge.run.taskgraph import STATUSES, TERMINAL, TaskGraph
+from swarmforge.run.taskgraph import TERMINAL, TaskGraph
 
 Entry = tuple[str, tuple[str, ...], bool]
 
@@ -225,11 +225,6 @@ def test_restore_refuses_a_record_that_contradicts_itself(
         queue.restore(states)
     assert str(caught.value) == message
     assert queue.statuses() == before
-
-
-def test_status_names() -> None:
-    assert STATUSES == ("blocked", "ready", "running", "done", "failed", "parked")
-    assert frozenset({"done", "failed"}) == TERMINAL
 
 
 # -- invariants over random graphs and outcomes -----------------------------------------------

@@ -25,9 +25,8 @@ from swarmforge.layout import LOGS_DIR
 from swarmforge.times import duration
 from swarmforge.views import watchdata
 from swarmforge.views.watch import TextScreen, WatchApp
-from tests.support import Project, record_run
+from tests.support import Project, make_swarm, record_run
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm
 
 # The view's refresh period here (2 s when run for real). The pilot waits for the app to
 # be idle after each key, up to 1 s: a shorter period would keep it from ever being idle.

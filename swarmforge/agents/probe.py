@@ -79,7 +79,7 @@ def _log_tail(root: str, role: str, size: int) -> tuple[int, bytes] | None:
         return None
 
 
-def _report(
+def log_report(
     root: str, role: str, before: StateRecord | None, log_size: int | None, now: float
 ) -> Report | None:
     """The last status report in the role's pane log, and since when it is known.
@@ -172,7 +172,7 @@ def _sample(
     cpu, log_size = _cpu(pid), _log_size(root, role.name)
     running = life is not None and life.state == "running"
     screen = _screen(root, record, role) if running else None
-    report = _report(root, role.name, before, log_size, now)
+    report = log_report(root, role.name, before, log_size, now)
     ev = Evidence(
         life="none" if life is None else life.state,
         alive=tagging.is_alive(pid),

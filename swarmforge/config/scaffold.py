@@ -143,7 +143,7 @@ def _publish_new(copy: Copy) -> bool:
     return fsutil.publish(tmp, copy.target)
 
 
-def _write_all_or_none(copies: list[Copy]) -> None:
+def write_all_or_none(copies: list[Copy]) -> None:
     """Publish every file without replacing any; on any failure, take back what was published."""
     published: list[str] = []
     try:
@@ -160,7 +160,8 @@ def _write_all_or_none(copies: list[Copy]) -> None:
         fsutil.fsync_dir(directory)
 
 
-def _make_dirs(copies: list[Copy]) -> None:
+def make_dirs(copies: list[Copy]) -> None:
+    """Make the directories every copy lands in."""
     for directory in sorted({os.path.dirname(c.target) for c in copies}):
         os.makedirs(directory, exist_ok=True)
 
@@ -175,12 +176,12 @@ def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Sc
     if existing and not force:
         raise _refuse(existing)
     try:
-        _make_dirs(copies)
+        make_dirs(copies)
         if force:
             for copy in copies:
                 fsutil.atomic_write(copy.target, copy.read())
         else:
-            _write_all_or_none(copies)
+            write_all_or_none(copies)
     except OSError as exc:
         # A replace names the temporary file first and the target second: name the target.
         where = exc.filename2 or exc.filename or root
