@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support import Project, copy_tree, make_template
+from tests.realagents import LiveSwarm
+from tests.support import Project, copy_tree, make_template, nothing_left
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +23,14 @@ def repo(template_repo: Path, tmp_path: Path) -> Path:
 def project(repo: Path) -> Project:
     """coder and cleaner in task mode, qa in batch mode, each in its own worktree."""
     return Project(repo, {"coder": "task", "cleaner": "task", "qa": "batch"})
+
+
+@pytest.fixture
+def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
+    """A swarm of real agents in tmux against a scripted model, ended after the test."""
+    swarm = LiveSwarm(repo, tmp_path / "homes")
+    try:
+        yield swarm
+    finally:
+        swarm.down()
+    nothing_left(repo)

@@ -10,7 +10,6 @@ import os
 import shutil
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -22,7 +21,7 @@ from swarmforge.config.conf import load_config
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.swarm import session
-from tests.support import nothing_left, retry_until
+from tests.support import retry_until
 
 VENV_BIN = os.path.dirname(sys.executable)
 
@@ -101,16 +100,6 @@ class LiveSwarm:
             session.down(str(self.repo))
         finally:
             self.server.stop()
-
-
-@pytest.fixture
-def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
-    swarm = LiveSwarm(repo, tmp_path / "homes")
-    try:
-        yield swarm
-    finally:
-        swarm.down()
-    nothing_left(repo)
 
 
 OPENING = "Read swarmforge/constitution.prompt"
