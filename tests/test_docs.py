@@ -15,6 +15,7 @@ import pytest
 
 from swarmforge.config.conf import parse_config
 from swarmforge.config.settings import parse_settings
+from swarmforge.handoff import draft
 from swarmforge.rehearse.script import check_roles, parse_script
 from swarmforge.run.specfile import parse_spec
 
@@ -116,7 +117,9 @@ def test_the_index_links_only_to_existing_files_and_to_every_page() -> None:
     assert {p.resolve() for p in PAGES if p != INDEX} <= linked
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", [REPO / "README.md", *PAGES], ids=lambda p: p.relative_to(REPO).as_posix()
+)
 def test_every_link_of_a_page_leads_somewhere(page: Path) -> None:
     for link in _links(page):
         target, _, anchor = link.partition("#")
@@ -155,6 +158,19 @@ def test_run_specs_parse() -> None:
         json.loads(text)
 
 
+def test_draft_examples_pass_the_gate_rules() -> None:
+    asked: list[str] = []
+
+    def resolve(commit: str) -> tuple[str | None, str | None]:
+        asked.append(commit)  # no repository here: the example's commit is taken as it is
+        return commit, None
+
+    for _, text in blocks("draft"):
+        valid, errors = draft.validate(text.encode(), frozenset({"cleaner"}), resolve)
+        assert errors == [] and valid is not None
+    assert asked
+
+
 def test_rehearsal_examples_fit_the_adversaries_pack() -> None:
     conf = REPO / "conf" / "adversaries" / "swarmforge.conf"
     agents = {r.name: r.agent for r in parse_config(conf.read_text(), str(conf)).roles}
@@ -165,11 +181,14 @@ def test_rehearsal_examples_fit_the_adversaries_pack() -> None:
 
 
 def commands() -> list[list[str]]:
+    """The `swarmforge` commands and the benchmark scripts the pages show."""
     found: set[tuple[str, ...]] = set()
     for lang in ("text", "sh"):
         for _, text in blocks(lang):
             for line in text.splitlines():
                 words = line.split("#")[0].split()
+                if words[:2] and words[0].endswith("bin/python") and words[1].startswith("bench/"):
+                    found.add(("python", words[1]))
                 if words[:1] != ["swarmforge"]:
                     continue
                 path = ["swarmforge"]
@@ -183,6 +202,9 @@ def commands() -> list[list[str]]:
 
 @pytest.mark.parametrize("command", commands(), ids=" ".join)
 def test_every_command_the_docs_show_exists(command: list[str]) -> None:
-    argv = [os.path.join(os.path.dirname(sys.executable), "swarmforge"), *command[1:], "--help"]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if command[0] == "swarmforge":
+        argv = [os.path.join(os.path.dirname(sys.executable), "swarmforge"), *command[1:]]
+    else:
+        argv = [sys.executable, str(REPO / command[1])]
+    result = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
