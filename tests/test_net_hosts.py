@@ -21,7 +21,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats, running_server
-from tests.realagents import LiveSwarm, live
+from tests.realagents import LiveSwarm
 from tests.support import Project, commit_all, git, make_swarm, queue_note, retry_until
 from tests.support import kick as kick_role
 from tests.support import run_cli as sf
