@@ -26,7 +26,7 @@ from tests.support import Project, commit_all, git, make_swarm, queue_note, retr
 from tests.support import kick as kick_role
 from tests.support import run_cli as sf
 
-__all__ = ["live", "nats_server"]  # the fixtures, used by name
+__all__ = ["nats_server"]  # the fixture, used by name
 
 HAND = """#!/bin/sh
 # Exec role on the first host: commit a change, hand it to the cleaner on box-b.
