@@ -1,4 +1,4 @@
-"""The launcher end to end: real worktrees, processes, tmux sessions, and teardown."""
+"""Sessions end to end: real worktrees, processes, tmux sessions, and teardown."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""`swarmforge repair`: return work stuck in process to its role's queue (handoff/repair.py).
+"""`swarmforge repair`: return work stuck in process to its role's queue (swarm/repair.py).
 
 This module only parses and prints; what counts as stuck and how it moves is decided
-in swarmforge/handoff/repair.py.
+in swarmforge/swarm/repair.py.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         if name != "supervise":
             hidden.add_argument("role")
         hidden.set_defaults(handler=handler)
-    # Run by an agent's hooks or notify program (agenthint.py): never by people.
+    # Run by an agent's hooks or notify program (agents/hints.py): never by people.
     state = sub.add_parser("agent-state")
     state.add_argument("--agent", choices=("claude", "codex"), required=True)
     state.add_argument("document", nargs="?", help="codex's JSON argument (claude: stdin)")

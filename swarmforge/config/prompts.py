@@ -108,5 +108,5 @@ def instruction_text(role: str) -> str:
 
 
 def instruction_path(project_root: str, role: str) -> str:
-    """Where the launcher keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
+    """Where `up` keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
     return os.path.join(os.path.abspath(project_root), PROMPTS_DIR, f"{role}.md")

@@ -95,7 +95,7 @@ class StallSettings(BaseModel):
 
 class BudgetSettings(BaseModel):
     """How many tokens a role, or the whole swarm, may spend in one run before it is
-    reported (see swarmforge/swarm/budget.py); none by default."""
+    reported (see swarmforge/daemon/budget.py); none by default."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -170,7 +170,7 @@ class BootstrapSettings(BaseModel):
 
 
 class NotifySettings(BaseModel):
-    """A command of the user's to run on chosen events (see swarmforge/alerts.py)."""
+    """A command of the user's to run on chosen events (see swarmforge/daemon/alerts.py)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -13,7 +13,7 @@ Triggers, as `[notify] on = [...]` names them:
                                   agent-exited)
     handoff-failed, run-finished  the event of that kind
     budget-crossed                the event of that kind: a role, or the whole swarm, has
-                                  spent its token budget for the run (swarm/budget.py)
+                                  spent its token budget for the run (daemon/budget.py)
     any other name                the event of that kind, as docs/events.md lists them
 
 Left out, `on` chooses every trigger named above.

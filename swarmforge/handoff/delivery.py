@@ -85,7 +85,7 @@ class Undeliverable(Exception):
 
 
 class Remote(Protocol):
-    """The way to roles that other hosts run (swarmforge/net/crossing.py)."""
+    """The way to roles that other hosts run (swarmforge/daemon/crossing.py)."""
 
     @property
     def roles(self) -> Mapping[str, str]:

@@ -24,7 +24,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.swarm import session as launcher
+from swarmforge.swarm import session as swarm_session
 
 TIMEOUT = 90.0
 Progress = Callable[[str], None]
@@ -342,7 +342,7 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> DemoRe
     progress(f"making a throw-away project in {root}")
     make_project(root)
     progress("starting a headless swarm: coder (task mode) and qa (batch mode)")
-    record, _ = launcher.up(root, "headless", progress=lambda m: progress(f"  {m}"))
+    record, _ = swarm_session.up(root, "headless", progress=lambda m: progress(f"  {m}"))
     ok = False
     try:
         progress("handing the coder its first task")
@@ -353,7 +353,7 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> DemoRe
             ok = False
     finally:
         progress("stopping the swarm")
-        launcher.down(root, progress=lambda m: progress(f"  {m}"))
+        swarm_session.down(root, progress=lambda m: progress(f"  {m}"))
     # Taken once the swarm is stopped, so the trail is what the mailboxes hold for good.
     rows = trail(record)
     return DemoReport(ok, root, made, record.run_id, rows, summary(root, record, rows))

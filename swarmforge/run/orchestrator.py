@@ -33,7 +33,7 @@ from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
-from swarmforge.run.starter import Launcher, must_wait, preflight, remote_for, role_text
+from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
 from swarmforge.run.summary import RunSummary, summary
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Orchestrator:
         workers: Workers | None = None,
     ) -> None:
         self.root = os.path.realpath(root)
-        self.workers = workers  # command tasks go to workers on other hosts (remote.py)
+        self.workers = workers  # command tasks go to workers on other hosts (remote/sender.py)
         self.spec = spec
         self.run_id = run_id(spec)
         self.dir = os.path.join(runs_dir(self.root), self.run_id)
@@ -83,7 +83,7 @@ class Orchestrator:
         self._journal: jr.Journal | None = None
         self._committer: Committer | None = None
         self._spawner: Spawner | None = None
-        self._launcher: Launcher | None = None
+        self._launcher: Starter | None = None
         self._recorder: Recorder | None = None
         self._remote: Remote | None = None
 
@@ -108,7 +108,7 @@ class Orchestrator:
         return _opened(self._recorder)
 
     @property
-    def launcher(self) -> Launcher:
+    def starter(self) -> Starter:
         """What starts the claimed tasks (while `run` runs)."""
         return _opened(self._launcher)
 
@@ -192,14 +192,14 @@ class Orchestrator:
 
     def _rejoin(self, level: Level, task: Task, rejoin: reattach.Rejoin) -> None:
         if rejoin.redeliver and rejoin.handoff:
-            self.launcher.deliver(task, rejoin.handoff, role_text(self.spec.goal, task))
+            self.starter.deliver(task, rejoin.handoff, role_text(self.spec.goal, task))
         level.start(task.id)
         flight = Flight(
             level, task.id, rejoin.kind, rejoin.pid, rejoin.handoff, rejoin.role, launched=True
         )
         self.fly(flight)
         if rejoin.kind == "remote":
-            self.launcher.rejoin(flight, rejoin.attempt)
+            self.starter.rejoin(flight, rejoin.attempt)
         if rejoin.outcome is not None:
             self.done.put(Ended(flight, rejoin.outcome))
         if rejoin.kind == "background":
@@ -219,8 +219,8 @@ class Orchestrator:
             self.state(task_id, "running", reason=f"handoff:{name}")
             self.fly(Flight(level, task_id, "role", handoff=name, role=task.role))
         else:
-            flight = Flight(level, task_id, self.launcher.kind(task))
-            self.state(task_id, "running", reason=self.launcher.attempt(flight))
+            flight = Flight(level, task_id, self.starter.kind(task))
+            self.state(task_id, "running", reason=self.starter.attempt(flight))
             self.fly(flight)
 
     def fly(self, flight: Flight) -> None:
@@ -232,7 +232,7 @@ class Orchestrator:
     def launch(self, flight: Flight) -> None:
         """Start what runs a claimed task; a background task's pid is journaled."""
         task = flight.level.tasks[flight.task_id]
-        pid = self.launcher.launch(flight, role_text(self.spec.goal, task))
+        pid = self.starter.launch(flight, role_text(self.spec.goal, task))
         if pid is not None:
             self.state(flight.task_id, "running", pid=pid)
 
@@ -323,7 +323,7 @@ class Orchestrator:
     def _complete_ended(self) -> None:
         """Complete the tasks that ended, waiting up to POLL for a command task to end."""
         for child in self.spawner.wait(POLL):
-            self.complete(*self.launcher.ended(child))
+            self.complete(*self.starter.ended(child))
         while not self.done.empty():  # this thread is the only one that takes
             self.complete(*self.done.get_nowait())
         if self.outside:
@@ -370,7 +370,7 @@ class Orchestrator:
         self.progress(f"{'starting' if fresh else 'resuming'} run {self.run_id}")
         # Threads only for isolated tasks, whose worktrees take a while to make and remove.
         with ThreadPoolExecutor(max_workers=max(8, 2 * self.limit)) as pool:
-            self._launcher = Launcher(
+            self._launcher = Starter(
                 self.root,
                 self.run_id,
                 tasks=self._all(),

@@ -1,7 +1,7 @@
 """Resume: what becomes of a task the journal says was running when the orchestrator died.
 
 Command and lead tasks run again (at-least-once), except one given to a worker on
-another host, whose attempt is waited for again (remote.py). A background worker outlives
+another host, whose attempt is waited for again (remote/sender.py). A background worker outlives
 the orchestrator and is found again through its report file or its live pid;
 a role task through the handoff it was given (delivered again if it was lost).
 This module only looks; the orchestrator carries out what it decides.

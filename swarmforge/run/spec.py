@@ -39,7 +39,7 @@ MAX_LABELS = 16
 
 _T = TypeVar("_T")
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-# A label becomes part of a NATS subject and consumer name (swarmforge/net/tasks.py).
+# A label becomes part of a NATS subject and consumer name (swarmforge/run/remote/stream.py).
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}\Z")
 _FILLED = frozenset({"id", "command", "dependsOn", "role", "metadata"})
 # strict: a spec says `true` and `4`, never `"yes"` or `"4"`; forbid: a typo is an error.

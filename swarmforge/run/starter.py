@@ -4,7 +4,7 @@ Five kinds of flight: a role task's handoff is delivered to its role; a
 background task starts detached and reports through its report file; a plain
 command runs through the spawner; an isolated command runs in a worktree of its
 own on a worker thread; with workers on other hosts (`remote`), a command task
-is published for them instead (remote.py). The orchestrator journals; this only
+is published for them instead (remote/sender.py). The orchestrator journals; this only
 starts and reaps.
 """
 
@@ -78,7 +78,7 @@ def remote_for(
         remote.close()
 
 
-class Launcher:
+class Starter:
     """Starts the flights of one open run."""
 
     def __init__(

@@ -2,7 +2,7 @@
 
 For each task (or batch) the role accepts, its command runs once in the role's
 worktree: an exec role's command with the ready printout on stdin, a headless
-agent with the printout in its prompt (see agents.py). Exit 0 completes the
+agent with the printout in its prompt (see agents/commands.py). Exit 0 completes the
 item. A non-zero exit is retried RETRIES times; then the item is completed with
 the headers `outcome: failed` and `exit_code: N`, the failure is logged, and
 the role moves on. An item the command completed itself (with

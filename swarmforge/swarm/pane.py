@@ -7,7 +7,7 @@ with the role's whole environment (the helpers first on PATH, the run's tags,
 the port), records each start and exit for `status` (exit code, time and the
 pane's last lines), and restarts an agent that failed, as the role's `restart`
 setting says, with growing pauses. A thread records the agent's state
-(agentprobe.py) every few seconds, so each change is recorded near its time.
+(agents/probe.py) every few seconds, so each change is recorded near its time.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ therefore start agents through a `Ramp`, which allows a start only while
 
 - fewer than `max_parallel` agents are starting. An agent counts as starting for
   START_WINDOW seconds after its start, or until it settles sooner: it said
-  something of itself through its hooks or notify program (agenthint.py), or its
+  something of itself through its hooks or notify program (agents/hints.py), or its
   process exited. Its recorded agent state is no measure: it leaves `starting` as
   soon as the process runs, long before the agent has logged in.
 - fewer than `per_minute` agents started in the last 60 seconds (a sliding window).

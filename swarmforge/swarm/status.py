@@ -90,7 +90,7 @@ class Process:
 
 @dataclass(frozen=True)
 class AgentState:
-    """A role's agent state (agentstate.py): what it does, since when, and why we think so."""
+    """A role's agent state (agents/state.py): what it does, since when, and why we think so."""
 
     state: str  # starting, working, waiting, idle, stalled or exited
     since: str

@@ -1,6 +1,6 @@
 """What `swarmforge watch` shows, gathered as plain data: rows, events, output, diffs, handoffs.
 
-Everything here only reads the project: the view (watchview.py) never writes to it.
+Everything here only reads the project: the view (watch.py) never writes to it.
 With `[transport]`, the roles of the swarm's other hosts come from their heartbeats
 (hoststatus.py), asked of the NATS server less often than the swarm is read.
 """

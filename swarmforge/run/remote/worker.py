@@ -6,7 +6,7 @@ the task to be delivered again rather than lost or doubled:
 1. take a message from a consumer whose label set the worker holds;
 2. if its attempt has a result already (an earlier worker died before its
    acknowledgement), acknowledge it and stop there;
-3. run the command in its checkout (workclone.py), telling the server every
+3. run the command in its checkout (clone.py), telling the server every
    third of the ack wait that the task is in progress;
 4. push an isolated task's branch to the hub; write the result (the first of
    the attempt wins); acknowledge the message; remove the worktree.
