@@ -18,7 +18,7 @@ def shell_status(returncode: int) -> int:
 
 
 class SwarmforgeError(Exception):
-    """Root of every error swarmforge raises on purpose; the CLI catches only this."""
+    """Root of every error swarmforge raises on purpose; `swarmforge.cli.main` reports it."""
 
     exit_code = EXIT_FAILURE
 

@@ -7,6 +7,7 @@ environment, so processes that escaped their parent (a dev server started with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -92,16 +93,12 @@ def terminate(procs: list[psutil.Process], grace: float = TERM_GRACE) -> list[in
     """SIGTERM every process, SIGKILL what is left after `grace` seconds; the pids ended."""
     procs = [p for p in procs if p.pid not in _exempt()]
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.terminate()
-        except psutil.Error:
-            pass
     alive = wait_gone(procs, grace)
     for proc in alive:
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.kill()
-        except psutil.Error:
-            pass
     still = wait_gone(alive, grace)
     return [p.pid for p in procs if p not in still]
 

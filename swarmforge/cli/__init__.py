@@ -17,9 +17,12 @@ from swarmforge.errors import (
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `swarmforge` console script and of the helper scripts.
 
-    The one place where a failure becomes a message and an exit code: our errors with
-    their own, an operating-system error as one line naming its path, Ctrl-C as 130,
-    a reader that left as 141, quietly. Never a traceback for any of these.
+    The one place where a failure becomes a message and an exit code, for every
+    subcommand and helper alike: our errors with their own, an operating-system error
+    as one line naming its path, Ctrl-C as 130, a reader that left as 141, quietly.
+    Never a traceback for any of these. Two exits pass through untouched: argparse's
+    usage errors (its message, status 2), and SIGTERM in a command that unwinds on it
+    (128 + 15, see common.unwind_on_sigterm).
     """
     args = sys.argv[1:] if argv is None else argv
     try:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK
 
 
@@ -38,11 +38,9 @@ def _attach(ns: argparse.Namespace) -> int:
     from swarmforge.views import attach
 
     plan = attach.plan(view_root(ns.project), ns.role)
-    if ns.json:
-        print(json.dumps(plan.as_json(), indent=2))
-    elif ns.print_only:
-        print(shlex.join(plan.argv))
-    else:
-        attach.start(plan)  # outside tmux it does not return: tmux took this terminal over
-        print(f"opened {plan.session} in a new window of your tmux session")
+    if ns.json or ns.print_only:
+        emit(ns.json, plan.as_json(), shlex.join(plan.argv))
+        return EXIT_OK
+    attach.start(plan)  # outside tmux it does not return: tmux took this terminal over
+    print(f"opened {plan.session} in a new window of your tmux session")
     return EXIT_OK

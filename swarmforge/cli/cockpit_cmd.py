@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 
@@ -42,7 +43,6 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _cockpit(ns: argparse.Namespace) -> int:
-    import json
     import os
     import secrets
 
@@ -60,15 +60,12 @@ def _cockpit(ns: argparse.Namespace) -> int:
     # On loopback a request must name a loopback host (see the cockpit's docstring).
     hosts = ["127.0.0.1", "localhost", ns.host] if local else None
     address = cockpit.url(ns.host, port, token)
-    if ns.json:
-        print(json.dumps({"url": address, "host": ns.host, "port": port, "token": token}))
-    else:
-        print(f"swarmforge cockpit for {root}: {address}")
-        if token:
-            print("Beyond loopback: every request must carry that token (it is in the URL).")
-        print("Ctrl-C stops the cockpit; the swarm keeps running.")
-    import sys
-
-    sys.stdout.flush()
+    said = [f"swarmforge cockpit for {root}: {address}"]
+    if token:
+        said.append("Beyond loopback: every request must carry that token (it is in the URL).")
+    said.append("Ctrl-C stops the cockpit; the swarm keeps running.")
+    # One line, flushed: what a script reads before the server starts.
+    shown = {"url": address, "host": ns.host, "port": port, "token": token}
+    emit(ns.json, shown, said, line=True, flush=True)
     cockpit.serve(root, sock, token=token, hosts=hosts)
     return EXIT_OK

@@ -1,12 +1,20 @@
-"""What the subcommands share: the `--project` option and how a command unwinds on SIGTERM."""
+"""What the subcommands share: the `--project` option, how a result is printed as text or
+JSON (`emit`), and how a command unwinds on SIGTERM.
+
+The receive helpers print through `emit` too: at import this module loads nothing they
+do not load already (no argparse, typing or signal), to keep their start-up short.
+"""
 
 from __future__ import annotations
 
-import argparse
 import os
-import signal
 
 from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
+
+TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterable
 
 
 def project_option(p: argparse.ArgumentParser) -> None:
@@ -22,7 +30,32 @@ def _terminated(signum: int, frame: object) -> None:
 
 def unwind_on_sigterm() -> None:
     """Make SIGTERM unwind this command as Ctrl-C does, so its clean-up runs."""
+    import signal
+
     signal.signal(signal.SIGTERM, _terminated)
+
+
+def emit(
+    as_json: bool,
+    data: object,
+    text: str | Iterable[str] = (),
+    *,
+    line: bool = False,
+    flush: bool = False,
+) -> None:
+    """Print a result: with `--json` `data` as JSON, else `text` (a string, or its lines)."""
+    if as_json:
+        import json
+
+        # A record of a stream (`line`) is one compact line, as JSON Lines readers take it
+        # and as events.jsonl stores events; a command's one result is an indented document.
+        shown = json.dumps(data, separators=(",", ":")) if line else json.dumps(data, indent=2)
+    else:
+        lines = [text] if isinstance(text, str) else list(text)
+        if not lines:
+            return  # nothing to say: not even an empty line
+        shown = "\n".join(lines)
+    print(shown, flush=flush)
 
 
 def project_root(option: str | None) -> str:

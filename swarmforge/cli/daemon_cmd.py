@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_NOT_RUNNING, EXIT_OK, SwarmforgeError
 
 
@@ -57,10 +57,6 @@ def _notify_args(ns: argparse.Namespace) -> list[str]:
     return args
 
 
-def _print(ns: argparse.Namespace, data: dict[str, object], text: str) -> None:
-    print(json.dumps(data, indent=2) if ns.json else text)
-
-
 def _start(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
     from swarmforge.daemon import handoffd
@@ -68,8 +64,10 @@ def _start(ns: argparse.Namespace) -> int:
     root = project_root(ns.project)
     pid, already = handoffd.start(root, _notify_args(ns))
     word = "already running" if already else "started"
-    _print(
-        ns, {"running": True, "pid": pid, "started": not already}, f"handoffd {word} (pid {pid})"
+    emit(
+        ns.json,
+        {"running": True, "pid": pid, "started": not already},
+        f"handoffd {word} (pid {pid})",
     )
     return EXIT_OK
 
@@ -80,7 +78,7 @@ def _stop(ns: argparse.Namespace) -> int:
 
     pid = handoffd.stop(project_root(ns.project))
     text = "handoffd was not running" if pid is None else f"handoffd stopped (pid {pid})"
-    _print(ns, {"running": False, "stopped": pid}, text)
+    emit(ns.json, {"running": False, "stopped": pid}, text)
     return EXIT_OK
 
 
@@ -92,7 +90,7 @@ def _status(ns: argparse.Namespace) -> int:
     running = f"running (pid {state.pid})" if state.running else "not running"
     lines = [f"handoffd: {running}", f"log: {state.log}"]
     lines += [f"  {r.role:16s} outbox {r.outbox:4d}  failed {r.failed:4d}" for r in state.roles]
-    _print(ns, state.as_json(), "\n".join(lines))
+    emit(ns.json, state.as_json(), "\n".join(lines))
     return EXIT_OK if state.running else EXIT_NOT_RUNNING
 
 
@@ -108,5 +106,5 @@ def _run(ns: argparse.Namespace) -> int:
     waker = wake.make(ns.notify, root, command, background=not ns.once, log=handoffd.logger(root))
     count = handoffd.run(root, waker, once=ns.once)
     if ns.once:
-        _print(ns, {"delivered": count}, f"processed {count} file(s)")
+        emit(ns.json, {"delivered": count}, f"processed {count} file(s)")
     return EXIT_OK

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from swarmforge.rehearse.demo import DemoReport
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,26 +49,28 @@ def _demo(ns: argparse.Namespace) -> int:
         print(line, file=sys.stderr if ns.json else sys.stdout, flush=True)
 
     report = run_demo(ns.dir, say)
-    if ns.json:
-        print(json.dumps(report.as_json(), indent=2))
-        return EXIT_OK if report.ok else EXIT_FAILURE
-    print("\naudit trail (UTC times: created enqueued dequeued completed):")
+    emit(ns.json, report.as_json(), _report_lines(report))
+    return EXIT_OK if report.ok else EXIT_FAILURE
+
+
+def _report_lines(report: DemoReport) -> Iterator[str]:
+    """The audit trail, each role's counts, and where the project is left."""
+    yield "\naudit trail (UTC times: created enqueued dequeued completed):"
     for row in report.handoffs:
         what = row["message"] or f"{row['task']} @ {row['commit']}"
-        print(
+        yield (
             f"  {row['from']:>6} -> {row['recipient']:<6} p{row['priority']}  {_times(row)}  "
             f"{row['outcome'] or row['state']:<9}  {what}"
         )
-    print("\nroles:")
+    yield "\nroles:"
     for role in report.roles:
-        print(
+        yield (
             f"  {role.role:<6} received {role.received}, completed {role.completed}, "
             f"failed {role.failed}, sent {role.sent}, {role.commits} commit(s) on "
             f"{role.branch} (port {role.port})"
         )
     verdict = "the swarm did its work" if report.ok else "FAILED: see the logs"
-    print(f"\n{verdict}. {farewell(report.project, report.made_directory)}")
-    return EXIT_OK if report.ok else EXIT_FAILURE
+    yield f"\n{verdict}. {farewell(report.project, report.made_directory)}"
 
 
 def farewell(project: str, made: bool) -> str:

@@ -14,6 +14,7 @@ import re
 import sys
 import time
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 POLL = 0.2  # seconds between looks at the log's size while following
@@ -146,8 +147,7 @@ def _events(ns: argparse.Namespace) -> int:
             print(f"{path}, line {number}: {why}, skipped", file=sys.stderr, flush=True)
         for event in chunk.events:
             if since is None or str(event["ts"]) >= since:
-                text = _json(event) if ns.json else events.line(event)
-                print(text, flush=following)
+                emit(ns.json, event, events.line(event), line=True, flush=following)
                 shown += 1
         if swarm is not None and not draining and swarm.ended(chunk.events):
             draining = True  # read on to the end: what was appended while it stopped
@@ -159,12 +159,6 @@ def _events(ns: argparse.Namespace) -> int:
                 print(f"{what} in {path}", file=sys.stderr)
             return EXIT_OK
         _wait(path, offset)
-
-
-def _json(event: dict[str, object]) -> str:
-    import json
-
-    return json.dumps(event, separators=(",", ":"))
 
 
 def _wait(path: str, offset: int) -> None:

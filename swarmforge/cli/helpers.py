@@ -11,6 +11,10 @@ import sys
 
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
+TYPE_CHECKING = False  # typing itself costs milliseconds on this hot path
+if TYPE_CHECKING:
+    from swarmforge.handoff.printout import Batch, Task
+
 HELPERS = ("handoff", "ready", "done")
 USAGE = """usage: swarmforge handoff DRAFT
        swarmforge ready [--mode task|batch] [--json]
@@ -46,9 +50,9 @@ def _handoff(args: list[str], cwd: str, out: list[str]) -> None:
 
 
 def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
+    from swarmforge.cli.common import emit
     from swarmforge.handoff import receive
     from swarmforge.handoff.mailbox import Mailbox
-    from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
 
     mode, as_json = _options(args)
     if mode is None:
@@ -76,15 +80,18 @@ def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
         if aside and not as_json:
             sys.stderr.write("".join(a.line() + "\n" for a in aside))
     if as_json:
-        import json
-
         report["set_aside"] = [{"path": a.path, "reason": a.reason} for a in aside]
         report["next"] = None if work is None else work.as_dict()
-        out.append(json.dumps(report, indent=2) + "\n")
-    elif work is None:
-        out.append("NO_TASK\n")
-    else:
-        out.append(task_text(work) if isinstance(work, Task) else batch_text(work))
+    emit(as_json, report, _said(work))
+
+
+def _said(work: Task | Batch | None) -> str:
+    from swarmforge.handoff.printout import Task, batch_text, task_text
+
+    if work is None:
+        return "NO_TASK"
+    # The printouts end with a newline, which emit adds again.
+    return (task_text(work) if isinstance(work, Task) else batch_text(work)).removesuffix("\n")
 
 
 def _flush(out: list[str]) -> None:

@@ -1,4 +1,8 @@
-"""Argument parsing for the `swarmforge` command and the one error boundary of its subcommands."""
+"""Argument parsing for the `swarmforge` command, and the run of the subcommand it names.
+
+Nothing is caught here: a subcommand's failure is raised through `run` to
+`swarmforge.cli.main`, the command's one error boundary.
+"""
 
 from __future__ import annotations
 

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from swarmforge.rehearse.rehearsal import Outcome, RoleReport
 
 SHOWN_LINES = 3  # of each command's output
 
@@ -56,30 +62,35 @@ def _rehearse(ns: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     outcome = rehearse(_root(ns), ns.script, backend=ns.backend, keep=ns.keep, progress=say)
-    if ns.json:
-        print(json.dumps({"ok": outcome.ok, **dataclasses.asdict(outcome)}, indent=2))
-        return EXIT_OK if outcome.ok else EXIT_FAILURE
+    emit(ns.json, {"ok": outcome.ok, **dataclasses.asdict(outcome)}, _outcome_lines(outcome))
+    return EXIT_OK if outcome.ok else EXIT_FAILURE
+
+
+def _outcome_lines(outcome: Outcome) -> Iterator[str]:
+    """What each role did, where the copy is kept, and the verdict with every failure."""
     for role, report in outcome.roles.items():
-        print(f"{role}:")
-        for turn in report.turns:
-            opening = turn.prompt.strip().splitlines()[0][:70] if turn.prompt.strip() else ""
-            print(f"  turn {turn.number}: {opening}")
-            for command, output in zip(turn.commands, turn.outputs, strict=False):
-                print(f"    $ {command}")
-                for line in output.strip().splitlines()[-SHOWN_LINES:]:
-                    print(f"      {line}")
-            if turn.received:
-                print(f"    completed handoffs from: {', '.join(turn.received)}")
-            if turn.sent:
-                print(f"    sent handoffs to: {', '.join(turn.sent)}")
-        if report.unscripted_turns:
-            print(f"  (+{report.unscripted_turns} message(s) after its script ended)")
+        yield f"{role}:"
+        yield from _role_lines(report)
     if outcome.copy:
-        print(f"the copy it ran on is kept at {outcome.copy}")
+        yield f"the copy it ran on is kept at {outcome.copy}"
     if outcome.ok:
-        print("rehearsal passed: every expectation held")
-        return EXIT_OK
-    print("rehearsal FAILED:")
-    for problem in outcome.problems:
-        print(f"  {problem}")
-    return EXIT_FAILURE
+        yield "rehearsal passed: every expectation held"
+        return
+    yield "rehearsal FAILED:"
+    yield from (f"  {problem}" for problem in outcome.problems)
+
+
+def _role_lines(report: RoleReport) -> Iterator[str]:
+    """Each turn of one role: its prompt's first line, its commands' last output lines."""
+    for turn in report.turns:
+        opening = turn.prompt.strip().splitlines()[0][:70] if turn.prompt.strip() else ""
+        yield f"  turn {turn.number}: {opening}"
+        for command, output in zip(turn.commands, turn.outputs, strict=False):
+            yield f"    $ {command}"
+            yield from (f"      {line}" for line in output.strip().splitlines()[-SHOWN_LINES:])
+        if turn.received:
+            yield f"    completed handoffs from: {', '.join(turn.received)}"
+        if turn.sent:
+            yield f"    sent handoffs to: {', '.join(turn.sent)}"
+    if report.unscripted_turns:
+        yield f"  (+{report.unscripted_turns} message(s) after its script ended)"

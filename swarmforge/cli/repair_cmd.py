@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK, EXIT_REFUSED
 
 
@@ -44,13 +45,6 @@ def _repair(ns: argparse.Namespace) -> int:
 
     age_limit(ns.older_than)  # a bad value is refused before the project is looked for
     report = repair(project_root(ns.project), dry_run=ns.dry_run, older_than=ns.older_than)
-    if ns.json:
-        import json
-
-        print(json.dumps(report.as_json(), indent=2))
-    elif not report.repairs:
-        print("nothing to repair")
-    else:
-        for item in report.repairs:
-            print(item.line(ns.dry_run))
+    said = [item.line(ns.dry_run) for item in report.repairs] or ["nothing to repair"]
+    emit(ns.json, report.as_json(), said)
     return EXIT_OK if report.ok else EXIT_REFUSED

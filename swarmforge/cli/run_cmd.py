@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from collections.abc import Iterator
 
+    from swarmforge.run.overview import RunView
     from swarmforge.run.remote.sender import Workers
+    from swarmforge.run.summary import RunSummary
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,18 +113,18 @@ def _run(ns: argparse.Namespace) -> int:
     result = Orchestrator(
         root, spec, max_concurrency=ns.max_concurrency, progress=say, workers=workers
     ).run()
-    if ns.json:
-        print(json.dumps(result.as_json(), indent=2))
-    else:
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts.items()))
-        print(f"run {result.run_id}: {counts}")
-        for task in result.failed:
-            print(f"  failed: {task}")
-        for task, reason in result.parked.items():
-            print(f"  parked ({reason}): {task}  -> swarmforge approve {result.run_id} {task}")
-        for task in result.waiting:
-            print(f"  waiting for parked subtasks: {task}")
+    emit(ns.json, result.as_json(), _result_lines(result))
     return EXIT_OK if result.ok else EXIT_FAILURE
+
+
+def _result_lines(result: RunSummary) -> Iterator[str]:
+    """The count of each status, then each task that failed, is parked or waits."""
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.counts.items()))
+    yield f"run {result.run_id}: {counts}"
+    yield from (f"  failed: {task}" for task in result.failed)
+    for task, reason in result.parked.items():
+        yield f"  parked ({reason}): {task}  -> swarmforge approve {result.run_id} {task}"
+    yield from (f"  waiting for parked subtasks: {task}" for task in result.waiting)
 
 
 def _workers(root: str, ack_wait: float | None) -> Workers:
@@ -162,6 +164,7 @@ def _list(ns: argparse.Namespace) -> int:
 
     root = _root(ns)
     # Read only: listing runs never writes, even to a journal with a torn tail.
+    found = overview.runs(root)
     rows = [
         {
             "runId": run.run_id,
@@ -170,29 +173,21 @@ def _list(ns: argparse.Namespace) -> int:
             "finished": run.finished,
             "events": run.events,
         }
-        for run in overview.runs(root)
+        for run in found
     ]
-    if ns.json:
-        print(json.dumps(rows, indent=2))
-    elif not rows:
-        print(f"no planned run in {root} yet: `swarmforge run SPEC` starts one")
-    for row in [] if ns.json else rows:
-        tally = row["counts"]
-        assert isinstance(tally, dict)
-        text = ", ".join(f"{n} {s}" for s, n in sorted(tally.items()))
-        print(
-            f"{row['runId']}  {'finished' if row['finished'] else 'open    '}  {text}  "
-            f"{row['goal']}"
-        )
+    said = [_run_line(run) for run in found]
+    emit(ns.json, rows, said or [f"no planned run in {root} yet: `swarmforge run SPEC` starts one"])
     return EXIT_OK
 
 
-def _format(event: BaseModel, as_json: bool) -> str:
+def _run_line(run: RunView) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(run.counts.items()))
+    return f"{run.run_id}  {'finished' if run.finished else 'open    '}  {counts}  {run.goal}"
+
+
+def _event_line(data: dict[str, object]) -> str:
     from swarmforge.events import words
 
-    data = event.model_dump(mode="json", exclude_none=True)
-    if as_json:
-        return json.dumps(data)
     # Nested values (a checkpoint's states, a summary's counts) as compact JSON, lists as a,b.
     rest = " ".join(f"{k}={words(v)}" for k, v in data.items() if k not in ("seq", "ts", "kind"))
     return f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}".rstrip()
@@ -206,7 +201,8 @@ def _tail(ns: argparse.Namespace) -> int:
     while True:
         events, _ = journal.read_events(path)
         for event in events[shown:]:
-            print(_format(event, ns.json), flush=True)
+            data = event.model_dump(mode="json", exclude_none=True)
+            emit(ns.json, data, _event_line(data), line=True, flush=True)
         shown = len(events)
         if not ns.follow:
             return EXIT_OK
@@ -224,10 +220,8 @@ def _decide(ns: argparse.Namespace) -> int:
     else:
         parking.approve(run_dir, ns.task, who)
         word = "approved; it runs when the run is resumed"
-    if ns.json:
-        print(json.dumps({"run": os.path.basename(run_dir), "task": ns.task, "decision": word}))
-    else:
-        print(f"{ns.task}: {word}")
+    decided = {"run": os.path.basename(run_dir), "task": ns.task, "decision": word}
+    emit(ns.json, decided, f"{ns.task}: {word}")
     return EXIT_OK
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 
@@ -70,8 +70,6 @@ def _send(ns: argparse.Namespace) -> int:
         commit=ns.commit,
         task=ns.task,
     )
-    if ns.json:
-        print(json.dumps({"path": path, "headers": dict(handoff.headers), "body": handoff.body}))
-    else:
-        print(f"HANDOFF QUEUED: {path}")
+    queued = {"path": path, "headers": dict(handoff.headers), "body": handoff.body}
+    emit(ns.json, queued, f"HANDOFF QUEUED: {path}")
     return EXIT_OK

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from swarmforge.config.scaffold import Scaffolded
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,11 +60,9 @@ def _list_packs(ns: argparse.Namespace) -> int:
     from swarmforge.config.scaffold import pack_config, packs
 
     names = packs()
-    if ns.json:
-        print(json.dumps({"packs": names}, indent=2))
-        return EXIT_OK
-    for name in names:
-        print(f"{name:12s} {', '.join(pack_config(name).names)}")
+    # The text needs each pack's configuration read: a generator reads none for --json.
+    said = (f"{name:12s} {', '.join(pack_config(name).names)}" for name in names)
+    emit(ns.json, {"packs": names}, said)
     return EXIT_OK
 
 
@@ -68,20 +72,21 @@ def _init(ns: argparse.Namespace) -> int:
     if ns.pack == "list":
         return _list_packs(ns)
     result = init(ns.dir, ns.pack, force=ns.force)
-    if ns.json:
-        print(json.dumps(dataclasses.asdict(result), indent=2))
-        return EXIT_OK
-    print(f"scaffolded the {result.pack} in {result.dir}:")
-    for path in result.written:
-        print(f"  {os.path.relpath(path, result.dir)}")
-    print("next:")
-    print(f"  cd {result.dir}")
+    emit(ns.json, dataclasses.asdict(result), _next_steps(result))
+    return EXIT_OK
+
+
+def _next_steps(result: Scaffolded) -> Iterator[str]:
+    """What `init` wrote, and the commands that come next."""
+    yield f"scaffolded the {result.pack} in {result.dir}:"
+    yield from (f"  {os.path.relpath(path, result.dir)}" for path in result.written)
+    yield "next:"
+    yield f"  cd {result.dir}"
     if result.commit_first:
         # Worktree roles get a checkout of HEAD: an uncommitted swarmforge/ is not in it.
-        print("  git add swarmforge && git commit -m 'Add the swarm configuration'")
-    print("  swarmforge doctor    # check git, tmux and the agents the roles need")
-    print("  swarmforge up        # start the swarm")
-    return EXIT_OK
+        yield "  git add swarmforge && git commit -m 'Add the swarm configuration'"
+    yield "  swarmforge doctor    # check git, tmux and the agents the roles need"
+    yield "  swarmforge up        # start the swarm"
 
 
 def _doctor_root(option: str | None) -> tuple[str, bool]:
@@ -101,11 +106,9 @@ def _doctor(ns: argparse.Namespace) -> int:
 
     root, in_project = _doctor_root(ns.project)
     checks = run_checks(root, in_project=in_project)
-    if ns.json:
-        print(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
-    else:
-        print(f"project {root}" if in_project else f"no project found from {root}")
-        for check in checks:
-            line = f"{check.status:4s}  {check.check:16s} {check.detail}"
-            print(line + (f": {check.fix}" if check.fix else ""))
+    said = [f"project {root}" if in_project else f"no project found from {root}"]
+    for check in checks:
+        line = f"{check.status:4s}  {check.check:16s} {check.detail}"
+        said.append(line + (f": {check.fix}" if check.fix else ""))
+    emit(ns.json, [dataclasses.asdict(c) for c in checks], said)
     return EXIT_FAILURE if any(c.status == "FAIL" for c in checks) else EXIT_OK

@@ -3,74 +3,78 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 from typing import TYPE_CHECKING
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from swarmforge.swarm.bootstrap import SetupFailure
     from swarmforge.swarm.hoststatus import CrossHost
     from swarmforge.swarm.portholders import PortHolder
-    from swarmforge.swarm.status import Process
+    from swarmforge.swarm.status import Process, RoleStatus, SwarmStatus
 
 
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
     from swarmforge.cli.common import view_root
-    from swarmforge.swarm.disk import readable
     from swarmforge.swarm.status import status
 
     state = status(view_root(ns.project), sizes=True, hosts=True)
-    if ns.json:
-        print(json.dumps(state.as_json(), indent=2))
-        return EXIT_OK
+    emit(ns.json, state.as_json(), _swarm_lines(state))
+    return EXIT_OK
+
+
+def _swarm_lines(state: SwarmStatus) -> Iterator[str]:
+    """The run and its daemon, each role, the other hosts, how to get in, rescued work."""
     daemon = f"daemon pid {state.daemon}" if state.daemon else "daemon not running"
     if state.run_id is None:
-        print(f"no swarm in this project ({daemon}): `swarmforge up` starts one")
+        yield f"no swarm in this project ({daemon}): `swarmforge up` starts one"
     else:
-        print(f"run {state.run_id}: {state.state}, {daemon}")
+        yield f"run {state.run_id}: {state.state}, {daemon}"
     for role in state.roles:
-        current = role.current
-        doing = (
-            f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
-        )
-        print(
-            f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
-            f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
-            f"failed {role.failed_items}  disk {readable(role.disk_bytes)}  {role.branch}"
-        )
-        if role.port_conflict is not None:
-            print(f"    {_held(role.port, role.port_conflict)}")
-        if role.agent_state is not None:
-            shown = role.agent_state
-            code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
-            print(f"    agent {shown.state}{code} since {shown.since}: {shown.reason}")
-        if role.tokens is not None and (role.tokens.total or role.budget is not None):
-            spent = role.tokens
-            limit = f" of {role.budget:,}" if role.budget is not None else ""
-            print(
-                f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
-                f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
-            )
-        if role.setup_failed is not None:
-            for line in _setup_lines(role.setup_failed):
-                print(f"    {line}")
-        for line in _process_lines(role.process):
-            print(f"    {line}")
+        yield from _role_lines(role)
     if state.cross is not None:
-        for line in cross_host_lines(state.cross):
-            print(f"  {line}")
+        yield from (f"  {line}" for line in cross_host_lines(state.cross))
     if state.tmux_socket:
         from swarmforge.views.attach import attach_command
 
         command = shlex.join(attach_command(state.project))
-        print(f"  get into a role: {command} ROLE  (every role, tiled: {command})")
-    for ref in state.rescues:
-        print(f"  rescued work: {ref}")
-    return EXIT_OK
+        yield f"  get into a role: {command} ROLE  (every role, tiled: {command})"
+    yield from (f"  rescued work: {ref}" for ref in state.rescues)
+
+
+def _role_lines(role: RoleStatus) -> Iterator[str]:
+    """One role: its summary line, then what is wrong or worth knowing, indented."""
+    from swarmforge.swarm.disk import readable
+
+    current = role.current
+    doing = f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
+    yield (
+        f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
+        f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "
+        f"failed {role.failed_items}  disk {readable(role.disk_bytes)}  {role.branch}"
+    )
+    if role.port_conflict is not None:
+        yield f"    {_held(role.port, role.port_conflict)}"
+    if role.agent_state is not None:
+        shown = role.agent_state
+        code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""
+        yield f"    agent {shown.state}{code} since {shown.since}: {shown.reason}"
+    if role.tokens is not None and (role.tokens.total or role.budget is not None):
+        spent = role.tokens
+        limit = f" of {role.budget:,}" if role.budget is not None else ""
+        yield (
+            f"    tokens {spent.total:,}{limit}: in {spent.input:,}, out {spent.output:,}, "
+            f"cache read {spent.cache_read:,}, cache write {spent.cache_write:,}"
+        )
+    if role.setup_failed is not None:
+        yield from (f"    {line}" for line in _setup_lines(role.setup_failed))
+    yield from (f"    {line}" for line in _process_lines(role.process))
 
 
 def cross_host_lines(cross: CrossHost) -> list[str]:

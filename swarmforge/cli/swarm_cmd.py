@@ -4,18 +4,19 @@ entry points of a run's processes."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import TYPE_CHECKING
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from swarmforge.config.sessionrecord import SessionRecord
     from swarmforge.swarm.artifacts import Sweep
+    from swarmforge.swarm.cleanup import GcReport
 
 
 def _project_arg(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
@@ -193,15 +194,17 @@ def _up(ns: argparse.Namespace) -> int:
             f"{record.backend} backend; `swarmforge down` first to switch",
             file=sys.stderr,
         )
-    if ns.json:
-        print(json.dumps({"already_running": already, **record.model_dump()}, indent=2))
-        return _say_setup_failed(record)
-    print(f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})")
-    for role in record.roles:
-        print(f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}")
-    for name, where in record.remote.items():
-        print(f"  {name:14s} on {where or 'the host started without --host'}")
+    emit(ns.json, {"already_running": already, **record.model_dump()}, _up_lines(record, already))
     return _say_setup_failed(record)
+
+
+def _up_lines(record: SessionRecord, already: bool) -> Iterator[str]:
+    """The session, each role here with its port, branch and worktree, the roles elsewhere."""
+    yield f"swarm {record.run_id} {'already running' if already else 'running'} ({record.backend})"
+    for role in record.roles:
+        yield f"  {role.name:14s} port {role.port}  {role.branch:32s} {role.path}"
+    for name, where in record.remote.items():
+        yield f"  {name:14s} on {where or 'the host started without --host'}"
 
 
 def _say_setup_failed(record: SessionRecord) -> int:
@@ -224,13 +227,12 @@ def _down(ns: argparse.Namespace) -> int:
     from swarmforge.swarm import session
 
     report = session.down(view_root(ns.project), purge=ns.purge, progress=_say(ns))
-    if ns.json:
-        print(json.dumps(report.as_json(), indent=2))
-    elif report.run_id is None:
-        print("no swarm was running in this project")
+    if report.run_id is None:
+        said = "no swarm was running in this project"
     else:
         purged = f"; removed {len(report.removed)} worktree(s)" if ns.purge else ""
-        print(f"swarm {report.run_id} stopped{purged}")
+        said = f"swarm {report.run_id} stopped{purged}"
+    emit(ns.json, report.as_json(), said)
     return EXIT_OK
 
 
@@ -244,9 +246,12 @@ def _gc(ns: argparse.Namespace) -> int:
             hint="Run `swarmforge gc --artifacts --dry-run`.",
         )
     report = gc(view_root(ns.project), artifacts=ns.artifacts, dry_run=ns.dry_run)
-    if ns.json:
-        print(json.dumps(report.as_json(), indent=2))
-        return EXIT_OK
+    emit(ns.json, report.as_json(), _gc_lines(report, ns.dry_run))
+    return EXIT_OK
+
+
+def _gc_lines(report: GcReport, dry_run: bool) -> Iterator[str]:
+    """What gc ended, pruned and removed (nothing of it on a dry run), then the swept output."""
     done = [
         f"{verb} {len(items)} {what}"
         for verb, items, what in (
@@ -260,12 +265,10 @@ def _gc(ns: argparse.Namespace) -> int:
     if report.temporary_files:
         done.append(f"removed {report.temporary_files} temporary file(s) of killed helpers")
     alive = "the run is alive, its processes were left alone; " if report.live else ""
-    if not ns.dry_run:
-        print(alive + ("; ".join(done) or "nothing to clean up"))
+    if not dry_run:
+        yield alive + ("; ".join(done) or "nothing to clean up")
     if report.artifacts is not None:
-        for line in _sweep_lines(report.artifacts):
-            print(line)
-    return EXIT_OK
+        yield from _sweep_lines(report.artifacts)
 
 
 def _sweep_lines(found: Sweep) -> list[str]:

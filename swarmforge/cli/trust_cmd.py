@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, Refused, SwarmforgeError
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ def _confirm(ns: argparse.Namespace, changes: list[Change], report: dict[str, ob
     if ns.yes:
         return True
     if not sys.stdin.isatty():
-        if ns.json:
-            print(json.dumps({**report, "applied": False}, indent=2))
+        emit(ns.json, {**report, "applied": False})  # as text, the refusal says it all
         raise Refused(
             "Not applied: confirmation needs a terminal, and --yes was not given; "
             "nothing was written.",
@@ -106,7 +105,7 @@ def _trust(ns: argparse.Namespace) -> int:
     if not ns.json:
         _show(changes, sys.stdout)
     if not _confirm(ns, changes, report):
-        _say(ns, {**report, "applied": False}, "nothing written.")
+        emit(ns.json, {**report, "applied": False}, "nothing written.")
         return EXIT_FAILURE
     for change in changes:
         agentconf.apply(change)
@@ -123,9 +122,5 @@ def _finish(
     left = [b for agent in agents for b in blockers(agent, root, os.environ)]
     report["remaining"] = [dataclasses.asdict(b) for b in left]
     lines = [text, *(f"still needed for {b.agent}: {b.problem}: run `{b.fix}`" for b in left)]
-    _say(ns, report, "\n".join(lines))
+    emit(ns.json, report, lines)
     return EXIT_OK
-
-
-def _say(ns: argparse.Namespace, report: dict[str, object], text: str) -> None:
-    print(json.dumps(report, indent=2) if ns.json else text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
@@ -12,6 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict
 
+from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
@@ -250,22 +250,17 @@ def _on_stop(stop: object, as_json: bool) -> None:
 
 def _ready(ns: argparse.Namespace, name: str, project: str, clone: str) -> None:
     labels = sorted(set(ns.label))
-    if ns.json:
-        state = {"event": "ready", "worker": name, "project": project, "labels": labels}
-        print(json.dumps({**state, "clone": clone}), flush=True)
-    else:
-        held = ", ".join(labels) or "none"
-        print(f"worker {name} ready: project {project}, labels {held}, clone {clone}", flush=True)
+    state = {"event": "ready", "worker": name, "project": project, "labels": labels}
+    held = ", ".join(labels) or "none"
+    said = f"worker {name} ready: project {project}, labels {held}, clone {clone}"
+    emit(ns.json, {**state, "clone": clone}, said, line=True, flush=True)
 
 
 def _show(done: Handled, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps({"event": "task", **asdict(done)}), flush=True)
-        return
     code = f" (exit {done.exit_code})" if done.exit_code is not None else ""
     detail = f": {done.detail}" if done.detail else ""
     again = f", delivery {done.delivered}" if done.delivered > 1 else ""
-    print(
-        f"{done.run_id} {done.task_id} attempt {done.attempt}{again}: {done.outcome}{code}{detail}",
-        flush=True,
+    said = (
+        f"{done.run_id} {done.task_id} attempt {done.attempt}{again}: {done.outcome}{code}{detail}"
     )
+    emit(as_json, {"event": "task", **asdict(done)}, said, line=True, flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Literal
 
@@ -72,10 +73,8 @@ def save(root: str, record: SessionRecord) -> None:
 
 def remove(root: str) -> None:
     """Forget the run (after a purge)."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(record_path(root))
-    except FileNotFoundError:
-        pass
 
 
 def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:

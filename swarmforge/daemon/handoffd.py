@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -314,10 +315,8 @@ def _exited(process: psutil.Process | None, seconds: float) -> bool:
 
 
 def _signal(process: psutil.Process, signum: int) -> None:
-    try:
+    with contextlib.suppress(psutil.Error):
         process.send_signal(signum)  # never to a newer process that reused the pid
-    except psutil.Error:
-        pass
 
 
 @dataclass(frozen=True)

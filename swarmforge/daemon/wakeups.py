@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -26,10 +27,8 @@ class Doorbell:
 
     def set(self) -> None:
         """Wake the waiter."""
-        try:
+        with contextlib.suppress(BlockingIOError):  # a full pipe: the waiter is woken already
             os.write(self.w, b"x")
-        except BlockingIOError:
-            pass  # the pipe is full: the waiter is woken already
 
     def wait(self, timeout: float) -> bool:
         """Sleep until set or `timeout` seconds; True if set. Clears what was set."""

@@ -10,6 +10,7 @@ made are removed; a branch that existed before it is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -51,10 +52,8 @@ def record(root: str, intent: Intent) -> None:
 
 def clear(root: str, name: str) -> None:
     """Remove the intent record of worktree `name`."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(intent_path(root, name))
-    except FileNotFoundError:
-        pass
 
 
 def _load(path: str, root: str) -> Intent:

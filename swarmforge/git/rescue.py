@@ -8,6 +8,7 @@ left exactly as they were, and each task's work lands on its own ref.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -30,10 +31,8 @@ def is_dirty(workdir: str) -> bool:
 
 
 def _unlink_quietly(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _tree_of(checkout: repo.Checkout) -> str:

@@ -24,6 +24,7 @@ host already shares (they all push to and fetch from it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import threading
@@ -265,10 +266,8 @@ class Transport:
         if self._thread is None:
             return
         if self._nc is not None:
-            try:
+            with contextlib.suppress(TransportError):
                 self.call(self._nc.close(), "close the connection")
-            except TransportError:
-                pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
         self._thread = None

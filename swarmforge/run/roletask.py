@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from swarmforge import roletable
@@ -63,10 +64,9 @@ def deliver(
     )
     delivery.copy_to(handoff, name, entry.name, entry)
     if root is not None:
-        try:
+        # A wake-up is a courtesy: headless roles watch their inbox themselves.
+        with contextlib.suppress(SwarmforgeError, notify.WakeFailed, OSError):
             notify.make("tmux", root, background=False).wake(entry.name, entry, root)
-        except (SwarmforgeError, notify.WakeFailed, OSError):
-            pass  # a wake-up is a courtesy: headless roles watch their inbox themselves
     return Mailbox(entry.path).path(Box.NEW, name)
 
 

@@ -17,6 +17,7 @@ spawning alone once cost more than the tasks).
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import os
 import selectors
@@ -78,10 +79,8 @@ class Spawner:
 
     def wake(self) -> None:
         """Make a `wait` in progress return now (safe from any thread)."""
-        try:
+        with contextlib.suppress(BlockingIOError):  # the pipe is full of wake-ups already
             os.write(self._wake_w, b"\0")
-        except BlockingIOError:
-            pass  # the pipe is full of wake-ups already
 
     def start(
         self,

@@ -16,6 +16,7 @@ that one, and the next `up` runs its bootstrap again.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -104,10 +105,8 @@ def _mark(root: str, found: SetupFailure, durable: bool = True) -> None:
 
 
 def _clear(root: str, role: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(mark_path(root, role))
-    except FileNotFoundError:
-        pass
 
 
 def _now() -> str:
@@ -282,19 +281,15 @@ def _wait(child: proc.Started, timeout: float) -> int | None:
     except subprocess.TimeoutExpired:
         pass
     for signum, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signum)
-        except ProcessLookupError:
-            pass
         try:
             child.wait(grace)
             break
         except subprocess.TimeoutExpired:
             continue
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(child.pid, signal.SIGKILL)  # what the shell left behind in its group
-    except OSError:
-        pass
     return None
 
 

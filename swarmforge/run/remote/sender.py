@@ -21,6 +21,7 @@ The run's base commit (the project's HEAD) is pushed to the hub first, to
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -158,10 +159,9 @@ class Remote:
         if self.thread is not None:
             self.thread.join()
         if not self.waiting:
-            try:
+            # Should this fail, the server removes it once it has been idle long enough.
+            with contextlib.suppress(TransportError):
                 self.queue.drop_results(self.run_id)
-            except TransportError:
-                pass  # the server removes it once it has been idle long enough
         self.transport.close()
 
     # -- sending ------------------------------------------------------------------------------
@@ -234,10 +234,9 @@ class Remote:
                     self.say(f"ignored a malformed result: {exc.errors()[0]['msg']}")
                 else:
                     self.settle(found)
-                try:
+                # Should this fail, the result comes again, and is then ignored.
+                with contextlib.suppress(TransportError):
                     results.ack(msg)
-                except TransportError:
-                    pass  # it comes again, and is then ignored
 
     def settle(self, result: TaskResult) -> None:
         """End the waiting attempt `result` reports; ignore (and say) any other result."""

@@ -26,6 +26,7 @@ bytes, not text).
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Annotated
@@ -368,11 +369,9 @@ class TaskQueue:
         """Remove the run's results consumer (the results stay in the bucket)."""
 
         async def drop() -> None:
-            try:
+            with contextlib.suppress(NotFoundError):
                 await self.transport.js.delete_consumer(
                     f"KV_{bucket_name(self.project)}", f"results-{run_id}"
                 )
-            except NotFoundError:
-                pass
 
         self.transport.call(drop(), "remove the results consumer")

@@ -23,7 +23,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import IO
 
@@ -326,8 +326,6 @@ def _tail(file: IO[bytes]) -> bytes:
 
 def _kill_session(child: proc.Started) -> None:
     """End the command and whatever it started (its own session), and reap it."""
-    try:
+    with suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     child.wait()
