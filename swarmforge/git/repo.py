@@ -1,17 +1,17 @@
 """Reads of a git repository through pygit2, answered as plain dataclasses.
 
-The only module of the package that imports pygit2, and only where it pays
-(bench/gitlookup.py, medians on a shared 2-core machine): a commit lookup takes
-0.26 ms through pygit2 against 1.7 ms for a git process, but importing pygit2
-takes ~90 ms, which only a process making some 60 lookups would earn back. No
-process looks commits up that often, so they are looked up through the git CLI
-(git/objects.py). pygit2 stays where a process manages worktrees and so imports
-it anyway: the checkout reads (`open_checkout`), and the start of a worktree's
-branch (`branch_start`, `create_branch`), whose two lookups take 0.24 ms
-against 3.3 ms for two git processes, in a create of ~45 ms that
-bench/worktrees.py holds within bare `git worktree add`'s time (0.96 of it).
-The import happens inside the functions. Every other write goes through the
-git CLI.
+The only module of the package that imports pygit2, and only where a measurement
+shows it pays (bench/gitlookup.py, medians on a shared 2-core machine): a commit
+lookup takes 0.26 ms through pygit2 against 1.7 ms for a git process (0.15 x),
+but importing pygit2 takes ~90 ms, earned back only after some 60 lookups in one
+process. None makes that many, so commits are looked up through the git CLI
+(git/objects.py). pygit2 stays where a process manages worktrees and imports it
+anyway: the checkout reads (`open_checkout`) and the start of a worktree's branch
+(`branch_start`, `create_branch`). There its two lookups take 0.24 ms against
+3.3 ms for two git processes; bench/worktrees.py, which holds a create + remove
+within bare git's time, measured the small repository's create at 0.85 x bare
+`git worktree add` this way and 1.17 x with the two lookups through the CLI.
+The import happens inside the functions. Every other write goes through the git CLI.
 """
 
 from __future__ import annotations
