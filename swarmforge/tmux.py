@@ -1,8 +1,10 @@
 """The tmux backend: each interactive role in its own session on the project's private server.
 
-Every call goes to `tmux -L SOCKET`, so the user's own server and sessions are never
-touched. Arguments reach tmux as an argv list, never through a shell; the few places
-where tmux itself would reinterpret an argument are escaped here.
+The only module that runs tmux or builds a tmux command line. Every call goes to
+`tmux -L SOCKET`, so the user's own server and sessions are never touched; the one
+command line for the user's own tmux (`new_window_argv`) is run by `attach`, on the
+person's request. Arguments reach tmux as an argv list, never through a shell; the
+few places where tmux itself would reinterpret an argument are escaped here.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ class Tmux:
         self.socket = socket
         self.config = config
 
-    def _run(self, *commands: list[str]) -> proc.Completed:
+    def _run(self, *commands: list[str], input: bytes = b"") -> proc.Completed:
         argv = ["tmux", "-L", self.socket]
         if self.config is not None:
             # Read only when this call starts the server; ignored by a running one.
@@ -100,7 +102,7 @@ class Tmux:
             if i:
                 argv.append(";")
             argv += [_arg(a) for a in command]
-        return proc.run(argv)
+        return proc.run(argv, input=input)
 
     def _error(self, what: str, result: proc.Completed) -> SwarmforgeError:
         detail = result.stderr.decode(errors="replace").strip() or f"exit {result.returncode}"
@@ -175,6 +177,34 @@ class Tmux:
         if not result.ok:
             raise self._error(f"read pane {target}", result)
         return result.stdout.decode(errors="replace").splitlines()
+
+    def screen(self, target: str) -> bytes:
+        """What pane `target` shows and where its cursor is: to compare, telling a change."""
+        # The cursor counts: a plain terminal echoing Enter only moves it.
+        shown = self._run(["capture-pane", "-p", "-t", target])
+        cursor = self._run(["display-message", "-p", "-t", target, "#{cursor_x},#{cursor_y}"])
+        return shown.stdout + b"\0" + cursor.stdout
+
+    def paste(self, target: str, text: str, buffer: str) -> None:
+        """Paste `text` into pane `target` in one piece, through buffer `buffer` (then deleted)."""
+        loaded = self._run(["load-buffer", "-b", buffer, "-"], input=text.encode())
+        if not loaded.ok:
+            raise self._error(f"load buffer {buffer}", loaded)
+        # -p brackets the text only for programs that asked for bracketed paste.
+        pasted = self._run(["paste-buffer", "-p", "-d", "-b", buffer, "-t", target])
+        if not pasted.ok:
+            raise self._error(f"paste into {target}", pasted)
+
+    def press(self, target: str, key: str) -> None:
+        """Press `key` (a tmux key name, such as Enter) in pane `target`."""
+        result = self._run(["send-keys", "-t", target, key])
+        if not result.ok:
+            raise self._error(f"press {key} in {target}", result)
+
+    def client_ttys(self) -> list[str]:
+        """The terminals of the clients attached to the server, sorted; none without a server."""
+        result = self._run(["list-clients", "-F", "#{client_tty}"])
+        return sorted(set(result.stdout.decode(errors="replace").split())) if result.ok else []
 
     def kill_server(self, timeout: float = KILL_TIMEOUT) -> None:
         """End the server and all its sessions, returning once it is gone."""
@@ -273,6 +303,12 @@ class Tmux:
         if self.has_session(name):
             return False  # another caller created it meanwhile
         raise self._error(f"start session '{name}'", result)
+
+
+def new_window_argv(name: str, argv: list[str], tmux: str = "tmux") -> list[str]:
+    """The command that runs `argv` in a new window `name` of the user's own tmux (the server
+    TMUX names, never a swarm's); -n also keeps tmux from renaming the window."""
+    return [tmux, "new-window", "-n", name, "--", *argv]
 
 
 def sleep_inhibitor_argv(

@@ -213,11 +213,9 @@ def notify_send(data: str) -> None:
 
 def bell(root: str) -> int:
     """Ring the terminal of every tmux client attached to the swarm of `root`; how many."""
-    from swarmforge.tmux import project_socket
+    from swarmforge.tmux import Tmux, project_socket
 
-    listed = proc.run(["tmux", "-L", project_socket(root), "list-clients", "-F", "#{client_tty}"])
-    ttys = sorted(set(listed.stdout.decode(errors="replace").split())) if listed.ok else []
-    return sum(ring(tty) for tty in ttys)
+    return sum(ring(tty) for tty in Tmux(project_socket(root)).client_ttys())
 
 
 def ring(tty: str) -> bool:

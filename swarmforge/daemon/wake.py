@@ -13,7 +13,7 @@ import time
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import RoleEntry
-from swarmforge.tmux import project_socket
+from swarmforge.tmux import Tmux, project_socket
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
 PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)
@@ -53,16 +53,14 @@ class TmuxWaker(Waker):
         self, socket: str, *, background: bool = True, log: logging.Logger | None = None
     ) -> None:
         self.socket = socket
+        self.tmux = Tmux(socket)
         self.background = background
         self.log = log or logging.getLogger("swarmforge.notify")
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
 
-    def _tmux(self, *args: str, input: bytes = b"") -> proc.Completed:
-        return proc.run(["tmux", "-L", self.socket, *args], input=input)
-
     def wake(self, role: str, entry: RoleEntry, root: str) -> bool:
-        if not self._tmux("has-session", "-t", f"={entry.session}").ok:
+        if not self.tmux.has_session(entry.session):
             return False  # a role without a session (headless) has nothing to wake
         if not self.background:
             if not self.submit(entry.session, WAKE_LINE):
@@ -87,16 +85,10 @@ class TmuxWaker(Waker):
             with self._lock:
                 self._in_flight.discard(session)
 
-    def _screen(self, target: str) -> bytes:
-        # The cursor counts: a plain terminal echoing Enter only moves it.
-        shown = self._tmux("capture-pane", "-p", "-t", target)
-        cursor = self._tmux("display-message", "-p", "-t", target, "#{cursor_x},#{cursor_y}")
-        return shown.stdout + b"\0" + cursor.stdout
-
     def _changed(self, target: str, before: bytes) -> bool:
         deadline = time.monotonic() + TAKEN_WAIT
         while time.monotonic() < deadline:
-            if self._screen(target) != before:
+            if self.tmux.screen(target) != before:
                 return True
             time.sleep(0.05)
         return False
@@ -104,20 +96,11 @@ class TmuxWaker(Waker):
     def submit(self, session: str, text: str) -> bool:
         """Paste `text` into `session` and press Enter; True once the screen shows it taken."""
         target = f"={session}:"
-        buffer = f"swarmforge-wake-{session}"
-        loaded = self._tmux("load-buffer", "-b", buffer, "-", input=text.encode())
-        if not loaded.ok:
-            raise WakeFailed(loaded.stderr.decode(errors="replace").strip())
-        # -p brackets the text only for programs that asked for bracketed paste.
-        pasted = self._tmux("paste-buffer", "-p", "-d", "-b", buffer, "-t", target)
-        if not pasted.ok:
-            raise WakeFailed(pasted.stderr.decode(errors="replace").strip())
+        self.tmux.paste(target, text, f"swarmforge-wake-{session}")
         time.sleep(PASTE_SETTLE)
-        before = self._screen(target)
+        before = self.tmux.screen(target)
         for _ in range(ENTER_TRIES):
-            pressed = self._tmux("send-keys", "-t", target, "Enter")
-            if not pressed.ok:
-                raise WakeFailed(pressed.stderr.decode(errors="replace").strip())
+            self.tmux.press(target, "Enter")
             if self._changed(target, before):
                 return True
         return False

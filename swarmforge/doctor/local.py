@@ -28,6 +28,7 @@ from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.git import command
 from swarmforge.layout import SESSION_RECORD, STATE_DIRS
 from swarmforge.roletable import find_root, worktree_top
 
@@ -193,7 +194,7 @@ def check_repository(root: str) -> Check:
 def check_tracked_state(root: str) -> Check:
     """Git tracks nothing under `.swarmforge/` or `.worktrees/` in the project."""
     try:
-        result = proc.run(["git", "-C", root, "ls-files", "-z", "--", *STATE_DIRS])
+        result = command.run(root, "ls-files", "-z", "--", *STATE_DIRS)
     except SwarmforgeError:
         return Check("tracked", "ok", "no git to ask")
     if not result.ok:

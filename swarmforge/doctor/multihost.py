@@ -8,19 +8,16 @@ the transport check already says why.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from swarmforge import proc
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import Settings, TransportSettings, load_settings
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile
+from swarmforge.git import command
 from swarmforge.net.hub import QUIET
 
 if TYPE_CHECKING:
@@ -100,28 +97,15 @@ def _ls_remote(root: str, hub: str, timeout: float) -> str | None:
     relative to the project, as git sees it from there.
     """
     try:
-        child = proc.start(
-            ["git", "ls-remote", hub, "HEAD"],
-            cwd=root,
-            extra=QUIET,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            session=True,
-        )
+        result = command.within(root, "ls-remote", hub, "HEAD", timeout=timeout, extra=QUIET)
     except OSError as exc:
         return f"cannot run git: {exc.strerror}"
-    with child:
-        try:
-            _, err = child.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # git and the ssh it started
-            child.communicate()
-            return None
-    if child.returncode == 0:
+    if result is None:
+        return None
+    if result.ok:
         return ""
-    said = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
-    return said[-1].strip() if said else f"git ls-remote exited {child.returncode}"
+    said = [line for line in result.stderr.decode(errors="replace").splitlines() if line.strip()]
+    return said[-1].strip() if said else f"git ls-remote exited {result.returncode}"
 
 
 # -- clocks -----------------------------------------------------------------------------

@@ -1,9 +1,23 @@
-"""Running the git CLI: one helper that turns a non-zero exit into a SwarmforgeError."""
+"""Every git command swarmforge runs: `git [options] -C <dir> args...`, through proc.
+
+proc's policy applies to each: the variables that locate a repository (GIT_DIR and
+the rest of `proc.LOCAL_GIT_VARS`) never reach git, so `-C <dir>` alone says which
+repository is meant. An outcome is decided by git's exit code; what git said on
+stderr only goes into messages.
+
+`run`     the outcome, whatever the exit code;
+`git`     the stdout, GitFailed on a non-zero exit;
+`within`  the outcome, or None when git did not finish in time (a remote that hangs).
+"""
 
 from __future__ import annotations
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the helpers milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # Used only when git configuration names nobody, so that commits made on the
 # user's behalf never fail for want of an identity and never override theirs.
@@ -14,16 +28,34 @@ class GitFailed(SwarmforgeError):
     """A git command exited non-zero."""
 
 
-def run(cwd: str, *args: str, env: dict[str, str] | None = None) -> proc.Completed:
-    """Run `git -C cwd args...` and return the outcome, whatever its exit code."""
-    return proc.run(["git", "-C", cwd, *args], env=env)
+def _argv(cwd: str, *args: str, options: tuple[str, ...] = ()) -> list[str]:
+    """The command line of `git [options] -C cwd args...`."""
+    return ["git", *options, "-C", cwd, *args]
+
+
+def run(
+    cwd: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    input: bytes = b"",
+    options: tuple[str, ...] = (),
+) -> proc.Completed:
+    """Run `git [options] -C cwd args...` and return the outcome, whatever its exit code.
+
+    Raises SwarmforgeError only when git cannot be started (not on PATH).
+    """
+    return proc.run(_argv(cwd, *args, options=options), input=input, env=env)
 
 
 def git(
-    cwd: str, *args: str, env: dict[str, str] | None = None, options: tuple[str, ...] = ()
+    cwd: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    input: bytes = b"",
+    options: tuple[str, ...] = (),
 ) -> str:
     """Run `git [options] -C cwd args...` and return its stdout; GitFailed if it exits non-zero."""
-    result = proc.run(["git", *options, "-C", cwd, *args], env=env)
+    result = run(cwd, *args, env=env, input=input, options=options)
     if not result.ok:
         lines = result.stderr.decode(errors="replace").strip().splitlines()
         said = f": {lines[-1]}" if lines else ""
@@ -32,3 +64,30 @@ def git(
             details=tuple(lines[:-1]),
         )
     return result.stdout.decode(errors="surrogateescape")
+
+
+def within(
+    cwd: str, *args: str, timeout: float, extra: Mapping[str, str] | None = None
+) -> proc.Completed | None:
+    """Run `git -C cwd args...` for at most `timeout` seconds; None when it took longer.
+
+    It runs in a session of its own, without a terminal: ssh and git then fail at
+    once where they would ask for a password. On timeout it is killed with whatever
+    it started (ssh). OSError when it cannot be started.
+    """
+    import os
+    import signal
+    import subprocess
+
+    command = _argv(cwd, *args)
+    child = proc.start(
+        command, extra=extra, stdin=proc.DEVNULL, stdout=proc.PIPE, stderr=proc.PIPE, session=True
+    )
+    with child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            return None
+    return proc.Completed(command, child.returncode, out, err)

@@ -18,6 +18,7 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
+from swarmforge.git.objects import lookup
 from swarmforge.roletable import git_dir_of
 
 
@@ -47,7 +48,7 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
         return "it holds a .git directory"
     if os.path.lexists(dotgit) and not _points_to_admin(main, dotgit):
         return "its .git file names another repository"
-    commits = dict.fromkeys(repo.commit_of(main.workdir, rev) for rev in (*revs, "HEAD"))
+    commits = dict.fromkeys(lookup(main.workdir, rev).commit for rev in (*revs, "HEAD"))
     if any(c is not None and _partial_checkout_of(main, path, c) for c in commits):
         return None
     return "it holds files that a checkout of its branch or of HEAD would not"

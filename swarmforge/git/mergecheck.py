@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+from swarmforge.git import command, objects
 from swarmforge.text import shown
 
 CLEAN, CONFLICT, MISSING = "clean", "conflict", "missing-commit"
@@ -55,7 +56,7 @@ def listed(paths: list[str], limit: int) -> str:
 
 def _git(cwd: str, *args: str) -> proc.Completed:
     try:
-        return proc.run(["git", "-C", cwd, *args])
+        return command.run(cwd, *args)
     except (SwarmforgeError, OSError) as exc:  # no git on PATH, no process left to start
         raise CheckFailed(f"git could not run: {exc}") from None
 
@@ -70,27 +71,15 @@ def _said(result: proc.Completed) -> str:
 def resolve(cwd: str, commit: str) -> str | None:
     """The full id of the commit abbreviated `commit` (hex), or None if the repository lacks it.
 
-    `rev-parse --verify -q` exits 1, silently, for a name that resolves to nothing,
-    and 128 when git itself cannot work (no repository there). A branch or tag
-    spelled like the abbreviation would win over the object: then the objects of that
-    prefix are listed instead, as the gate lists them.
+    Looked up as the gate looks it up (`objects.lookup`): a branch or tag spelt like
+    the abbreviation never stands in for it. CheckFailed when git itself cannot look.
     """
-    oid = _verified(cwd, f"{commit}^{{commit}}")
-    if oid is None or oid.startswith(commit.lower()):
-        return oid
-    prefixed = _git(cwd, "rev-parse", f"--disambiguate={commit.lower()}")
-    found = prefixed.stdout.decode(errors="replace").split() if prefixed.ok else []
-    return _verified(cwd, f"{found[0]}^{{commit}}") if len(found) == 1 else None
-
-
-def _verified(cwd: str, name: str) -> str | None:
-    result = _git(cwd, "rev-parse", "-q", "--verify", name)
-    if result.returncode == 1 and not result.stdout.strip():
-        return None
-    oid = result.stdout.decode(errors="replace").strip()
-    if not result.ok or not oid:
-        raise CheckFailed(_said(result))
-    return oid
+    try:
+        return objects.lookup(cwd, commit, abbreviation=True).commit
+    except command.GitFailed as exc:
+        raise CheckFailed(exc.message.rstrip(".")) from None
+    except (SwarmforgeError, OSError) as exc:
+        raise CheckFailed(f"git could not run: {exc}") from None
 
 
 def against(worktree: str, oid: str, commit: str) -> MergeCheck:

@@ -18,6 +18,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
 from swarmforge.git.names import check_refname
+from swarmforge.git.objects import lookup
 from swarmforge.git.project import identity_config
 
 
@@ -79,7 +80,7 @@ def rescue_locked(root: str, checkout: repo.Checkout, ref: str, message: str) ->
 
     The caller holds the git lock of `root`, the project's main checkout.
     """
-    previous = repo.ref_target(root, ref)
+    previous = lookup(root, ref).oid
     commit = snapshot(checkout, message, previous)
     if commit is not None:
         _point(root, ref, commit, previous, message)

@@ -17,9 +17,9 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from swarmforge import fsutil, proc, text
+from swarmforge import fsutil, text
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.git import mergecheck
+from swarmforge.git import command, mergecheck
 from swarmforge.git.objects import state_dirs_in
 from swarmforge.handoff import message
 from swarmforge.handoff.draft import HEX
@@ -120,7 +120,7 @@ def tracked(worktree: str) -> set[str]:
     directory git does not know (ls-files fails) tracks nothing.
     """
     outbox = os.path.join(HANDOFFS, Box.OUTBOX)
-    result = proc.run(["git", "-C", worktree, "ls-files", "-z", "--", outbox])
+    result = command.run(worktree, "ls-files", "-z", "--", outbox)
     if not result.ok:
         return set()
     paths = result.stdout.decode("utf-8", "surrogateescape").split("\0")

@@ -197,9 +197,24 @@ def _read_draft(path: str, label: str) -> bytes:
 
 def _resolver(cwd: str) -> drafts.CommitResolver:
     def resolve(commit: str) -> tuple[str | None, str | None]:
-        from swarmforge.git.objects import resolve_commit
+        """(canonical 10-character abbreviation, None), or (None, the gate's error)."""
+        from swarmforge.git.command import GitFailed
+        from swarmforge.git.objects import NOTHING, lookup
 
-        return resolve_commit(cwd, commit)
+        try:
+            found = lookup(cwd, commit, abbreviation=True)
+        except GitFailed:
+            found = NOTHING  # no repository to look in: no object matches
+        if found.oid is None:
+            return None, (
+                "Header 'commit' must resolve to exactly one Git object; "
+                f"'{commit}' matched {found.matches}."
+            )
+        if found.kind != "commit":
+            return None, (
+                f"Header 'commit' must resolve to a commit; '{commit}' resolves to '{found.kind}'."
+            )
+        return found.oid[:10], None
 
     return resolve
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import command, mergecheck
+from swarmforge.git import command, objects
 
 REF_PREFIX = "refs/swarmforge/commits/"
 # What every git command that reaches the hub runs with: never a prompt, and an ssh
@@ -53,11 +53,13 @@ def _failed(what: str, hub: str, result: proc.Completed) -> HubError:
 
 def full_id(cwd: str, commit: str) -> str | None:
     """The full id of commit `commit` in the repository at `cwd`, or None if it lacks it
-    (looked up as the merge check looks it up: a branch spelt like it never stands in)."""
+    (looked up as the gate looks it up: a branch spelt like it never stands in)."""
     try:
-        return mergecheck.resolve(cwd, commit) if commit else None
-    except mergecheck.CheckFailed as exc:
-        raise HubError(str(exc)) from None
+        return objects.lookup(cwd, commit, abbreviation=True).commit if commit else None
+    except command.GitFailed as exc:
+        raise HubError(exc.message.rstrip(".")) from None
+    except (SwarmforgeError, OSError) as exc:
+        raise HubError(f"git could not run: {exc}") from None
 
 
 def push(cwd: str, hub: str, commit: str) -> str:

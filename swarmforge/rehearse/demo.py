@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from swarmforge import proc
 from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.git import command
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import session as swarm_session
@@ -82,15 +82,10 @@ sys.exit(tests.returncode or sent)
 '''
 
 
-def _git(root: str, *args: str) -> str:
-    # Through proc, which drops GIT_* variables: a GIT_DIR inherited from a hook or a
-    # shell must never point these commits at the user's repository.
-    identity = ["-c", "user.name=swarmforge demo", "-c", "user.email=demo@swarmforge.invalid"]
-    result = proc.run(["git", *identity, "-C", root, *args])
-    if not result.ok:
-        said = result.stderr.decode(errors="replace").strip()
-        raise SwarmforgeError(f"git {' '.join(args)} failed in {root}: {said}")
-    return result.stdout.decode().strip()
+# Who makes the demo's own commits. git/command.py drops the GIT_* variables that
+# locate a repository: a GIT_DIR inherited from a hook or a shell never points them
+# at the user's repository.
+IDENTITY = ("-c", "user.name=swarmforge demo", "-c", "user.email=demo@swarmforge.invalid")
 
 
 def _inside_git_dir(path: str) -> bool:
@@ -102,7 +97,7 @@ def _inside_git_dir(path: str) -> bool:
         if parent == here:
             return False
         here = parent
-    result = proc.run(["git", "-C", here, "rev-parse", "--is-inside-git-dir"])
+    result = command.run(here, "rev-parse", "--is-inside-git-dir")
     return result.ok and result.stdout.strip() == b"true"
 
 
@@ -163,9 +158,9 @@ def make_project(root: str) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "A tiny calculator")
+    command.git(root, "init", "-q", "-b", "main")
+    command.git(root, "add", ".")
+    command.git(root, "commit", "-q", "-m", "A tiny calculator", options=IDENTITY)
 
 
 def kick_off(record: sessionrecord.SessionRecord) -> str:
@@ -320,7 +315,7 @@ def summary(root: str, record: sessionrecord.SessionRecord, rows: list[Row]) -> 
     out = []
     for role in record.roles:
         mine = [r for r in rows if r["recipient"] == role.name]
-        commits = _git(root, "rev-list", "--count", f"main..{role.branch}")
+        commits = command.git(root, "rev-list", "--count", f"main..{role.branch}").strip()
         out.append(
             RoleSummary(
                 role=role.name,

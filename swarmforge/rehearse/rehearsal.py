@@ -18,11 +18,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from swarmforge import proc
 from swarmforge.agents import trust
 from swarmforge.config.conf import SWARMFORGE_DIR, load_config
 from swarmforge.config.roster import EXEC, SwarmConfig
 from swarmforge.errors import SwarmforgeError
+from swarmforge.git.command import GitFailed, run
+from swarmforge.git.objects import lookup
 from swarmforge.handoff import gate
 from swarmforge.rehearse.director import Director, Played
 from swarmforge.rehearse.model import ModelServer
@@ -68,16 +69,15 @@ class Outcome:
         return not self.problems
 
 
-def _git(cwd: str, *args: str) -> proc.Completed:
-    return proc.run(["git", "-C", cwd, *args])
-
-
 def copy_project(root: str, dest: str) -> str:
     """A throw-away copy of the project at `root`: its history and current swarmforge/."""
-    has_history = _git(root, "rev-parse", "--verify", "-q", "HEAD").ok
-    made = proc.run(
-        ["git", "clone", "-q", root, dest] if has_history else ["git", "init", "-q", dest]
-    )
+    root, dest = os.path.abspath(root), os.path.abspath(dest)
+    try:
+        has_history = lookup(root, "HEAD").oid is not None
+    except GitFailed:
+        has_history = False  # no repository: the copy starts one
+    where = os.path.dirname(dest)
+    made = run(where, "clone", "-q", root, dest) if has_history else run(where, "init", "-q", dest)
     if not made.ok:
         detail = made.stderr.decode(errors="replace").strip()
         raise SwarmforgeError(f"Cannot copy {root} for the rehearsal: {detail}")
@@ -85,11 +85,11 @@ def copy_project(root: str, dest: str) -> str:
         os.path.join(root, SWARMFORGE_DIR), os.path.join(dest, SWARMFORGE_DIR), dirs_exist_ok=True
     )
     # Agents commit with a throw-away home: the copy carries its own identity.
-    _git(dest, "config", "user.name", "swarmforge rehearsal")
-    _git(dest, "config", "user.email", "rehearsal@swarmforge.invalid")
-    if _git(dest, "status", "--porcelain", "--", SWARMFORGE_DIR).stdout.strip():
-        _git(dest, "add", "--", SWARMFORGE_DIR)
-        _git(dest, "commit", "-q", "-m", "Swarm configuration as rehearsed")
+    run(dest, "config", "user.name", "swarmforge rehearsal")
+    run(dest, "config", "user.email", "rehearsal@swarmforge.invalid")
+    if run(dest, "status", "--porcelain", "--", SWARMFORGE_DIR).stdout.strip():
+        run(dest, "add", "--", SWARMFORGE_DIR)
+        run(dest, "commit", "-q", "-m", "Swarm configuration as rehearsed")
     return dest
 
 

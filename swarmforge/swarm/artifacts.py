@@ -19,8 +19,9 @@ from dataclasses import asdict, dataclass, field
 
 import psutil
 
-from swarmforge import proc, tagging
+from swarmforge import tagging
 from swarmforge.config import sessionrecord
+from swarmforge.git import command
 from swarmforge.swarm.disk import Seen, in_main_checkout, path_bytes
 
 # Ignored through info/exclude on purpose: swarmforge's state, never build output.
@@ -72,11 +73,10 @@ def ignored(tree: str) -> list[str] | None:
     `status.showUntrackedFiles=no`, which would hide ignored paths too. None when git
     cannot read the worktree.
     """
-    result = proc.run(
-        [
-            *("git", "-C", tree, "status", "--porcelain=v1", "-z", "--no-renames"),
-            *("--ignored=traditional", "--untracked-files=normal"),
-        ]
+    result = command.run(
+        tree,
+        *("status", "--porcelain=v1", "-z", "--no-renames"),
+        *("--ignored=traditional", "--untracked-files=normal"),
     )
     if not result.ok:
         return None

@@ -34,6 +34,7 @@ from swarmforge import fsutil, proc
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import BootstrapSettings
 from swarmforge.errors import shell_status
+from swarmforge.git.command import run as run_git
 from swarmforge.layout import SETUP_FAILED_DIR, STATE_DIRS
 
 TAIL_LINES = 20
@@ -187,7 +188,7 @@ def _ignored(root: str, paths: list[str], log: Log) -> set[str]:
     if not paths:
         return set()
     data = "".join(f"{p}\0" for p in paths).encode()
-    result = proc.run(["git", "-C", root, "check-ignore", "-z", "--stdin"], input=data)
+    result = run_git(root, "check-ignore", "-z", "--stdin", input=data)
     if result.returncode not in (0, 1):  # 1: none of them is ignored
         log(f"git check-ignore failed: {result.stderr.decode(errors='replace').strip()}")
         return set()

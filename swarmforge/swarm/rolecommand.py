@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil, proc
+from swarmforge import fsutil
 from swarmforge.agents import commands
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import CONSTITUTION_FILE, role_prompt_path
@@ -13,6 +13,7 @@ from swarmforge.config.roster import MAIN_CHECKOUT, SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
+from swarmforge.git.command import run as run_git
 from swarmforge.swarm import placement
 
 
@@ -37,7 +38,7 @@ def instruction_files(root: str, role: str) -> list[str]:
 
 def _committed(root: str, paths: list[str]) -> set[str]:
     """Which of `paths` the main checkout's HEAD holds (a new worktree starts from it)."""
-    listed = proc.run(["git", "-C", root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths])
+    listed = run_git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths)
     return set(listed.stdout.decode(errors="replace").splitlines()) if listed.ok else set()
 
 

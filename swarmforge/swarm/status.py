@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from swarmforge import proc, tagging
+from swarmforge import tagging
 from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
@@ -17,6 +17,7 @@ from swarmforge.config.settings import StallSettings, load_settings
 from swarmforge.daemon import budget, handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile
+from swarmforge.git import command
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.swarm import disk
@@ -209,7 +210,7 @@ def _dirs(directory: str) -> list[str]:
 
 
 def _dirty(path: str) -> int | None:
-    result = proc.run(["git", "-C", path, "status", "--porcelain"])
+    result = command.run(path, "status", "--porcelain")
     return len(result.stdout.splitlines()) if result.ok else None
 
 
@@ -253,9 +254,7 @@ def _process(life: AgentLife | None, alive: bool) -> Process:
 
 def rescues(root: str) -> list[str]:
     """Refs holding uncommitted work saved when worktrees were removed, of every run."""
-    result = proc.run(
-        ["git", "-C", root, "for-each-ref", "--format=%(refname)", "refs/swarmforge/rescue/"]
-    )
+    result = command.run(root, "for-each-ref", "--format=%(refname)", "refs/swarmforge/rescue/")
     return result.stdout.decode().split() if result.ok else []
 
 

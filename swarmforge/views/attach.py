@@ -25,7 +25,7 @@ from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
 from swarmforge.roletable import shown_name
-from swarmforge.tmux import Tmux, project_socket
+from swarmforge.tmux import Tmux, new_window_argv, project_socket
 
 OVERVIEW = "swarmforge-overview"  # alone on its server: no role's session to be taken for
 
@@ -82,7 +82,7 @@ def plan(root: str, role: str | None = None, env: Mapping[str, str] | None = Non
     client = server.attach_argv(session, tmux_bin)
     inside = bool((os.environ if env is None else env).get("TMUX"))
     # In the user's tmux, the current session's next window; -n also stops it being renamed.
-    window = [tmux_bin, "new-window", "-n", session, "--", *_nested(client)]
+    window = new_window_argv(session, _nested(client), tmux_bin)
     return Attach(
         root,
         server.socket,

@@ -12,8 +12,9 @@ import os
 import time
 from dataclasses import dataclass, replace
 
-from swarmforge import events, proc
+from swarmforge import events
 from swarmforge.errors import SwarmforgeError
+from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
 from swarmforge.swarm import placement
@@ -81,7 +82,7 @@ def _oldest_age(path: str, now: float) -> int | None:
 
 def ahead(root: str, base: str, branch: str) -> int | None:
     """How many commits `branch` has that `base` has not; None if git cannot tell."""
-    result = proc.run(["git", "-C", root, "rev-list", "--count", f"{base}..{branch}", "--"])
+    result = command.run(root, "rev-list", "--count", f"{base}..{branch}", "--")
     return int(result.stdout) if result.ok else None
 
 
@@ -241,7 +242,7 @@ def diff(root: str, base: str, branch: str) -> str:
     span = f"{base}...{branch}"
     parts = []
     for extra in (["--stat"], []):
-        result = proc.run(["git", "-C", root, "diff", "--no-color", *extra, span, "--"])
+        result = command.run(root, "diff", "--no-color", *extra, span, "--")
         if not result.ok:
             return f"(git diff {span} failed: {result.stderr.decode(errors='replace').strip()})"
         parts.append(result.stdout[:DIFF_BYTES].decode(errors="replace"))

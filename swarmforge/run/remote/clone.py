@@ -27,6 +27,7 @@ from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git, run
 from swarmforge.git.isolation import Isolation, isolated, worktree_name
 from swarmforge.git.names import branch_name, rescue_ref
+from swarmforge.git.objects import lookup
 from swarmforge.git.rescue import snapshot
 from swarmforge.git.worktrees import remove
 from swarmforge.net.hub import quiet_env
@@ -75,7 +76,7 @@ class Clone:
             self._fetch_base(run_id, commit)
 
     def _fetch_base(self, run_id: str, commit: str) -> None:
-        if repo.commit_of(self.path, commit) is None:
+        if lookup(self.path, commit).commit is None:
             ref = base_ref(run_id)
             try:
                 git(
@@ -91,12 +92,13 @@ class Clone:
                 raise SwarmforgeError(
                     f"cannot fetch {ref} from the hub: {_last_line(exc)}"
                 ) from None
-            if repo.commit_of(self.path, commit) is None:
+            if lookup(self.path, commit).commit is None:
                 # The ref moved on (the run was resumed from another commit): ask for the commit.
                 run(self.path, "fetch", "--quiet", "--no-tags", self.hub, commit, env=quiet_env())
-            if repo.commit_of(self.path, commit) is None:
+            if lookup(self.path, commit).commit is None:
                 raise SwarmforgeError(f"the hub has no commit {commit}")
-        if repo.open_checkout(self.path) is None or repo.commit_of(self.path, "HEAD") is None:
+        checkout = repo.open_checkout(self.path)
+        if checkout is None or checkout.head is None:
             # Worktrees need a main checkout with a commit: the first base will do.
             git(self.path, "checkout", "--quiet", "--detach", commit)
 
@@ -107,7 +109,7 @@ class Clone:
         path = os.path.join(self.scratch_dir, run_id)
         with self.lock:
             if os.path.isdir(path):
-                if repo.commit_of(path, "HEAD") == commit:
+                if lookup(path, "HEAD").commit == commit:
                     return path
                 self._drop_scratch(path)
             os.makedirs(self.scratch_dir, exist_ok=True)
@@ -143,7 +145,7 @@ class Clone:
                 self.path, worktree_name(run_id, task_id), rescue_ref=rescue_ref(run_id, task_id)
             )
             branch = branch_name(run_id, task_id)
-            if repo.commit_of(self.path, f"refs/heads/{branch}") is not None:
+            if lookup(self.path, f"refs/heads/{branch}").commit is not None:
                 git(self.path, "branch", "--quiet", "-D", branch)
             iso = stack.enter_context(isolated(self.path, run_id, task_id, base=commit, port=port))
         try:

@@ -113,7 +113,8 @@ class Remote:
                 "--workers needs `hub` in [transport] of swarmforge/swarmforge.toml: "
                 "the git repository the workers fetch from and push to."
             )
-        base = repo.commit_of(self.root, "HEAD") if repo.open_checkout(self.root) else None
+        checkout = repo.open_checkout(self.root)
+        base = checkout.head if checkout is not None else None
         if base is None:
             raise SwarmforgeError(
                 f"--workers needs {self.root} to be a git checkout with a commit: "
