@@ -120,14 +120,15 @@ class TreeWatch:
                 return False
 
     def counts(self, path: str) -> bool:
-        """True if a change at `path` is one to report: inside a tree, nothing skipped."""
-        for tree in self.armed:
-            if within(path, tree):
-                while path != tree:
-                    if self.skip(path):
-                        return False
-                    path = os.path.dirname(path)
+        """True if a change at `path` is one to report: in a tree, and nothing on the way
+        down to it skipped (trees may nest: a tree may skip where another begins)."""
+        return any(within(path, tree) and not self._skipped(path, tree) for tree in self.armed)
+
+    def _skipped(self, path: str, tree: str) -> bool:
+        while path != tree:
+            if self.skip(path):
                 return True
+            path = os.path.dirname(path)
         return False
 
     def noticed(self, path: str) -> None:

@@ -19,6 +19,10 @@ from swarmforge import host
 from swarmforge.treewatch import TreeWatch, within
 from tests.support import retry_until
 
+# watchdog's own observer, adding the watch of a directory made while it walks the tree,
+# may add it twice and warn: its business, and harmless.
+pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+
 WAYS = [
     pytest.param(
         {"inotify": True},
@@ -155,3 +159,14 @@ def test_other_trees_replace_the_old_ones(tmp_path: Path, watched: tuple[TreeWat
     (first / "after").write_text("x")
     mark(seen, second)
     assert not seen.has(first / "after")
+
+
+def test_trees_may_nest_where_one_skips_what_the_other_watches(
+    tmp_path: Path, watched: tuple[TreeWatch, Seen]
+) -> None:
+    watch, seen = watched
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "logs"
+    inner.mkdir(parents=True)
+    watch.watch([str(outer), str(inner)])  # outer skips logs/; inner is logs/ itself
+    mark(seen, inner)
+    mark(seen, outer)
