@@ -345,7 +345,8 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
 
     Measuring a worktree reads every file's metadata (about 0.1 s for 20,000 files), and
     asking the NATS server takes a round trip or a timeout: too slow for the live views,
-    which call this every 2 s; `swarmforge status` asks for both.
+    which call this whenever the swarm changes (and ask the server on a timer of their
+    own); `swarmforge status` asks for both.
     """
     root = os.path.realpath(root)
     record = sessionrecord.load(root)
