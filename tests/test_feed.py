@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 
 from swarmforge import events
+from swarmforge.agents import hints
 from swarmforge.views import cockpit
 from swarmforge.views.feed import Feed
 from swarmforge.views.watchdata import Snapshot
@@ -69,6 +70,7 @@ def test_a_change_is_pushed_without_waiting_for_the_safety_read(project: Project
 def test_reading_the_swarm_never_wakes_the_feed_and_a_quiet_one_waits(project: Project) -> None:
     record_run(project)
     in_hand(project, "coder", "please fix the parser\n")
+    hints.write_hint(str(project.root), "coder", "idle", "test")
     feed = Feed(str(project.root), every=0.5, safety=3600)
     feed.start(lambda: None)
     try:
@@ -87,5 +89,10 @@ def test_reading_the_swarm_never_wakes_the_feed_and_a_quiet_one_waits(project: P
         events.emit(str(project.root), "feed-test", {})
         retry_until(lambda: feed.changes is not None and feed.changes.pending()[0])
         assert feed.changes.pending() == (True, False) and feed.due()
+        feed.read()
+        # What an agent's hooks say at every tool call counts as work, not as a new state.
+        hints.write_hint(str(project.root), "coder", "working", "test")
+        retry_until(lambda: feed.changes is not None and feed.changes.pending()[1])
+        assert feed.changes.pending() == (False, True)
     finally:
         feed.stop()

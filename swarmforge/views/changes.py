@@ -6,9 +6,9 @@ One watch on directory trees (treewatch.py), two kinds of change:
   the agents' start and exit records, failed set-ups, planned runs, the main
   checkout's mailbox) and every role's mailbox. Every handoff and every change of an
   agent's state ends up here: read at once.
-- the roles' work (`work`): every role's worktree (an edit) and the repository's
-  branches (a commit). An agent at work edits all the time: read at most every few
-  seconds (feed.py decides).
+- the roles' work (`work`): every role's worktree (an edit), the repository's
+  branches (a commit), and what agents' hooks say at every tool call. An agent at
+  work does these all the time: read at most every few seconds (feed.py decides).
 
 Left out: the roles' output logs (they grow with every line an agent prints; what
 they tell about its state comes as an event), the daemon's own directory, the
@@ -34,6 +34,12 @@ SKIPPED_DIRS = (".git", STATE_DIR)  # in a worktree: git's, and swarmforge's (wa
 def temporary(name: str) -> bool:
     """True for the name of an atomic write's temporary file (fsutil.temp_name)."""
     return name.startswith(".") and name.endswith(".tmp")
+
+
+def _prompt(path: str) -> bool:
+    """False for what an agent's hooks write at every tool call (agents/hints.py): its
+    supervisor tells a change of state by an event within seconds."""
+    return not path.endswith(".hint.json")
 
 
 class Changes:
@@ -95,7 +101,7 @@ class Changes:
         with self.lock:
             # Only the first change of each kind since a take pokes: a build writing a
             # thousand files pokes once.
-            if any(within(path, box) for box in self.mailboxes):
+            if _prompt(path) and any(within(path, box) for box in self.mailboxes):
                 first, self.state = not self.state, True
             else:
                 first, self.work = not self.work, True

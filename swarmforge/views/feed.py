@@ -29,7 +29,7 @@ from swarmforge.views.changes import Changes
 from swarmforge.views.watchdata import EventTail, Snapshot, aged, aged_snapshot, snapshot
 
 EVERY = 2.0  # seconds: the least time between two reads that edits and commits call for
-SAFETY = 30.0  # seconds: the most time between two reads, whatever happens
+SAFETY = 60.0  # seconds: the most time between two reads, whatever happens
 # Seconds between two questions to the NATS server about the other hosts: hosts beat
 # every 5 s, and a server that is away costs a connect timeout (~1.5 s) per question.
 HOSTS_EVERY = 5.0
