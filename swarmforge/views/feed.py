@@ -62,12 +62,16 @@ class Feed:
         read may have become due: then ask `due_in` again."""
         if self.changes is not None:
             return
-        self.changes = Changes(self.root, poke)
         try:
             record = sessionrecord.load(self.root)
         except SwarmforgeError:
             record = None  # the read says what is wrong with it
-        self.changes.start([r.path for r in record.roles] if record else [])
+        try:
+            changes = Changes(self.root, poke)
+        except OSError:
+            return  # no inotify instance to be had (the system's limit): read on a timer
+        changes.start([r.path for r in record.roles] if record else [])
+        self.changes = changes
 
     def stop(self) -> None:
         """Stop watching: from then on a read is due every `every` seconds."""
