@@ -67,6 +67,41 @@ def tree(pid: int) -> list[psutil.Process]:
         return []
 
 
+class ProcessTable:
+    """Every process and its parent, read in one walk of the process table, on first use.
+
+    psutil's `children` walks the whole table at each call: a read of many roles'
+    process trees asks this table instead, for one walk in all.
+    """
+
+    def __init__(self) -> None:
+        self._procs: dict[int, psutil.Process] | None = None
+        self._children: dict[int, list[int]] = {}
+
+    def _read(self) -> dict[int, psutil.Process]:
+        if self._procs is None:
+            self._procs = {}
+            for proc in psutil.process_iter(["ppid"]):
+                self._procs[proc.pid] = proc
+                ppid = proc.info.get("ppid")
+                if ppid is not None and ppid != proc.pid:
+                    self._children.setdefault(ppid, []).append(proc.pid)
+        return self._procs
+
+    def tree(self, pid: int) -> list[psutil.Process]:
+        """The process `pid` and all its descendants, as the table saw them (empty if gone)."""
+        procs = self._read()
+        found, todo, seen = [], [pid], set()
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in procs:
+                continue
+            seen.add(current)
+            found.append(procs[current])
+            todo.extend(self._children.get(current, ()))
+        return found
+
+
 def _running(proc: psutil.Process) -> bool:
     try:
         # is_running also notices a pid reused by a newer process.

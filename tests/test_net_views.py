@@ -23,8 +23,9 @@ from textual.widgets import DataTable, Static
 from swarmforge.swarm import hoststatus
 from swarmforge.swarm.hoststatus import CrossHost, HostView, RemoteRole
 from swarmforge.views import watchdata
+from swarmforge.views.feed import Feed
 from swarmforge.views.watch import TextScreen, WatchApp
-from swarmforge.views.watchdata import Feed, Snapshot
+from swarmforge.views.watchdata import Snapshot
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
 from tests.support import Project, record_run
 from tests.test_cockpit import WAIT, browser, get, served
@@ -158,8 +159,9 @@ def test_the_views_data_without_transport_never_imports_nats(project: Project) -
     record_run(project)
     code = (
         "import sys\n"
-        "from swarmforge.views import cockpit, watchdata\n"
-        f"feed = watchdata.Feed({str(project.root)!r})\n"
+        "from swarmforge.views import cockpit\n"
+        "from swarmforge.views.feed import Feed\n"
+        f"feed = Feed({str(project.root)!r})\n"
         "snap, _ = feed.read()\n"
         "assert not isinstance(snap, str) and snap.cross is None, snap\n"
         f"shown = cockpit._swarm({str(project.root)!r}, snap)\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import host, proc
+from swarmforge import host, proc, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from tests.support import VENV_BIN, completed, git, kick, make_swarm, retry_until
@@ -231,3 +231,19 @@ def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_pat
         assert "GIT_DIR" not in seen and seen["SWARMFORGE_RUN_ID"] == record.run_id
     finally:
         subprocess.run([*sf, "down"], cwd=repo, env=env, timeout=120)
+
+
+def test_one_process_table_finds_each_tree_as_psutil_does() -> None:
+    # A shell with two children, one of which has a child of its own.
+    script = "sleep 300 & (sleep 300 & wait) & wait"
+    parent = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    try:
+        retry_until(lambda: len(tagging.tree(parent.pid)) == 4)
+        table = tagging.ProcessTable()
+        found = table.tree(parent.pid)
+        assert found[0].pid == parent.pid
+        assert sorted(p.pid for p in found) == sorted(p.pid for p in tagging.tree(parent.pid))
+        assert table.tree(2**22 + 1) == []  # no such process: nothing, as tree() says
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()

@@ -19,6 +19,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Log, Static
 
 from swarmforge import events
+from swarmforge.agents import lifecycle
 from swarmforge.cli.parser import build
 from swarmforge.handoff.mailbox import Box
 from swarmforge.layout import LOGS_DIR
@@ -133,6 +134,34 @@ def test_the_view_shows_each_role_and_its_work_and_changes_nothing(project: Proj
             await pilot.press("q")
             await until(pilot, lambda: not app.is_running)
         assert listing(project.root) == written
+
+    asyncio.run(drive())
+
+
+def test_a_change_shows_without_waiting_for_the_safety_read(project: Project) -> None:
+    started(project)
+    root = str(project.root)
+
+    async def drive() -> None:
+        app = WatchApp(root, every=EVERY)
+        app.feed.safety = 3600  # only a change that announces itself is read
+        async with app.run_test(size=(160, 40)) as pilot:
+            await until(pilot, lambda: len(cells(app, "qa")) > 0)
+            assert cells(app, "coder")[5] == "-" and cells(app, "coder")[8:10] == ["0", "0"]
+            assert cells(app, "qa")[1] != "exited"
+            # A handoff taken in hand: the mailbox moves.
+            in_hand(project, "coder", "please fix the parser\n")
+            await until(pilot, lambda: cells(app, "coder")[5].endswith(".handoff"))
+            # An agent's process exits: its start and exit record, and an event.
+            lifecycle.exited(root, "qa", "r1", 3, ["bye"], None)
+            await until(pilot, lambda: cells(app, "qa")[1] == "exited")
+            # A commit in a role's worktree, then an edit in another's.
+            project.commit("coder")
+            await until(pilot, lambda: cells(app, "coder")[8] == "1")
+            (project.tree("cleaner") / "notes.txt").write_text("half done\n")
+            await until(pilot, lambda: cells(app, "cleaner")[9] == "1")
+            await pilot.press("q")
+            await until(pilot, lambda: not app.is_running)
 
     asyncio.run(drive())
 

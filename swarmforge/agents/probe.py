@@ -43,12 +43,13 @@ def _epoch(stamp: str | None) -> float | None:
         return None
 
 
-def _cpu(pid: int | None) -> float | None:
-    """The CPU seconds of the process tree of `pid` (descendants that exited are not counted)."""
+def _cpu(pid: int | None, table: tagging.ProcessTable | None = None) -> float | None:
+    """The CPU seconds of the process tree of `pid` (descendants that exited are not counted),
+    found in `table` when one is given."""
     if not pid:
         return None
     total = 0.0
-    for process in tagging.tree(pid):
+    for process in tagging.tree(pid) if table is None else table.tree(pid):
         try:
             times = process.cpu_times()
         except psutil.Error:
@@ -167,9 +168,10 @@ def _sample(
     life: AgentLife | None,
     before: StateRecord | None,
     now: float,
+    table: tagging.ProcessTable | None = None,
 ) -> _Sample:
     pid = life.pid if life is not None else None
-    cpu, log_size = _cpu(pid), _log_size(root, role.name)
+    cpu, log_size = _cpu(pid, table), _log_size(root, role.name)
     running = life is not None and life.state == "running"
     screen = _screen(root, record, role) if running else None
     report = log_report(root, role.name, before, log_size, now)
@@ -199,19 +201,26 @@ def _since(before: StateRecord | None, verdict: Verdict, ev: Evidence, now: floa
 
 
 def refresh(
-    root: str, record: SessionRecord, role: RoleRecord, stall_after: float, *, write: bool = True
+    root: str,
+    record: SessionRecord,
+    role: RoleRecord,
+    stall_after: float,
+    *,
+    write: bool = True,
+    table: tagging.ProcessTable | None = None,
 ) -> StateRecord:
-    """Judge `role`'s state now; with `write`, record it (and an event when it changed)."""
+    """Judge `role`'s state now; with `write`, record it (and an event when it changed).
+    `table`: the process table to find the agent's processes in, shared by many roles."""
     now = time.time()
     life = lifecycle.load(root, role.name, record.run_id)
     if not write:
         before = agentstate.load_record(root, role.name, record.run_id)
-        sample = _sample(root, record, role, life, before, now)
+        sample = _sample(root, record, role, life, before, now, table)
         unsampled = _Sample(sample.ev, None, None, sample.report)
         return _judged(role, record, before, unsampled, now, stall_after)
     with agentstate.lock(root, role.name):
         before = agentstate.load_record(root, role.name, record.run_id)
-        sample = _sample(root, record, role, life, before, now)
+        sample = _sample(root, record, role, life, before, now, table)
         after = _judged(role, record, before, sample, now, stall_after)
         agentstate.save_record(root, after)
     agentstate.emit_change(root, before, after)
@@ -249,10 +258,11 @@ def refresh_roles(root: str, names: tuple[str, ...], stall_after: float) -> None
     record = sessionrecord.load(root)
     if record is None or record.state != "running":
         return
+    table = tagging.ProcessTable()  # one walk of the process table for every role
     for role in record.roles:
         if role.name not in names:
             continue
         try:
-            refresh(root, record, role, stall_after)
+            refresh(root, record, role, stall_after, table=table)
         except (SwarmforgeError, OSError, psutil.Error):
             continue  # evidence that cannot be read now is read at the next step

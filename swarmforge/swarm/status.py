@@ -259,11 +259,15 @@ def rescues(root: str) -> list[str]:
 
 
 def _agent_state(
-    root: str, record: SessionRecord, role: RoleRecord, stall_after: float
+    root: str,
+    record: SessionRecord,
+    role: RoleRecord,
+    stall_after: float,
+    table: tagging.ProcessTable | None,
 ) -> AgentState | None:
     if record.state != "running":
         return None
-    judged = probe.refresh(root, record, role, stall_after, write=False)
+    judged = probe.refresh(root, record, role, stall_after, write=False, table=table)
     return AgentState(judged.state, judged.since, judged.reason, judged.exit_code)
 
 
@@ -292,8 +296,10 @@ def role_status(
     limits: budget.Limits | None = None,
     port_conflict: PortHolder | None = None,
     sizes: bool = False,
+    table: tagging.ProcessTable | None = None,
 ) -> RoleStatus:
-    """Everything `status` shows about one role (`port_conflict` from `port_holders`)."""
+    """Everything `status` shows about one role (`port_conflict` from `port_holders`;
+    `table`: the process table shared by every role of one read)."""
     box = Mailbox(role.path)
     exists = os.path.isdir(role.path)
     life = lifecycle.load(root, role.name, record.run_id)
@@ -315,7 +321,7 @@ def role_status(
         undeliverable=len([n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]),
         worktree_missing=not exists,
         agent_state=_agent_state(
-            root, record, role, stall_seconds(root) if stall_after is None else stall_after
+            root, record, role, stall_seconds(root) if stall_after is None else stall_after, table
         ),
         tokens=budget.role_spent(root, record, role),
         budget=(budgets(root) if limits is None else limits).role(role.name),
@@ -338,7 +344,8 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
 
     Measuring a worktree reads every file's metadata (about 0.1 s for 20,000 files), and
     asking the NATS server takes a round trip or a timeout: too slow for the live views,
-    which call this every 2 s; `swarmforge status` asks for both.
+    which call this whenever the swarm changes (and ask the server on a timer of their
+    own); `swarmforge status` asks for both.
     """
     root = os.path.realpath(root)
     record = sessionrecord.load(root)
@@ -358,13 +365,14 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
     stall_after = stall_seconds(root)
     limits = budgets(root)
     held = port_holders(root, record)
+    table = tagging.ProcessTable()  # walked once for every role's agent, not once per role
     return SwarmStatus(
         project=root,
         run_id=record.run_id,
         state=record.state,
         daemon=daemon,
         roles=[
-            role_status(root, record, r, now, stall_after, limits, held.get(r.name), sizes)
+            role_status(root, record, r, now, stall_after, limits, held.get(r.name), sizes, table)
             for r in record.roles
         ],
         rescues=rescues(root),

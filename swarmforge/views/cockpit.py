@@ -10,9 +10,9 @@ no more than every few seconds) and the state lists every host: what only a role
 host can show (output, diff, handoff, a terminal) answers with the host that runs it.
 
 The server reads the swarm once for every page at once (`Hub`), and only while a page
-is open: it looks at the event log's size every LOOK seconds and reads the status
-again when the log has moved, or every `every` seconds. Nothing here writes to the
-project: no endpoint changes anything.
+is open: when feed.py says it may have changed, and not otherwise. The page ages what
+it shows between two states by itself. Nothing here writes to the project: no
+endpoint changes anything.
 
 It listens on loopback unless told otherwise. Beyond loopback every request must
 carry the token printed at start-up (`?token=` in the URL the page was opened with,
@@ -50,9 +50,9 @@ from swarmforge.run import overview
 from swarmforge.swarm.hoststatus import elsewhere
 from swarmforge.views import watchdata
 from swarmforge.views.attach import attach_command
-from swarmforge.views.watchdata import Feed, Snapshot
+from swarmforge.views.feed import EVERY, Feed
+from swarmforge.views.watchdata import Snapshot
 
-LOOK = 0.1  # seconds between looks at whether the swarm may have changed (a stat)
 OUTPUT_LOOK = 0.25  # seconds between looks at a shown role's output log
 PING = 15  # seconds between keep-alive comments on an idle stream
 Scope = MutableMapping[str, Any]
@@ -75,27 +75,48 @@ def is_loopback(host: str) -> bool:
 class Hub:
     """The swarm read for every open page at once; each page gets what changed."""
 
-    def __init__(self, root: str, every: float = 2.0) -> None:
+    def __init__(self, root: str, every: float = EVERY) -> None:
         self.root = root
         self.feed = Feed(root, every)
         self.state: dict[str, object] | None = None  # the last state pushed
         self.recent: deque[dict[str, object]] = deque(maxlen=watchdata.EVENTS_KEPT)
         self.pages: set[asyncio.Queue[tuple[str, object]]] = set()
-        self.wake = asyncio.Event()  # a page opened: read now rather than at the next look
+        self.wake = asyncio.Event()  # a page came or went, or the feed was poked
         self._runs_stamp: tuple[tuple[str, int, int], ...] | None = None
         self._runs: list[dict[str, object]] = []
 
     async def run(self) -> None:
-        """Read and push, while the server runs."""
-        while True:
-            if self.pages and (self.state is None or self.feed.due()):
-                try:
-                    await self.refresh()
-                except Exception as exc:  # the view outlives one read that went wrong
-                    self._push("state", {"problem": f"Cannot read the swarm: {exc}", "rows": []})
-            self.wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), LOOK)
+        """Read and push while a page is open, when a read is due; watch the project
+        only while a page is open."""
+        loop = asyncio.get_running_loop()
+
+        def poke() -> None:  # from the feed's thread
+            loop.call_soon_threadsafe(self.wake.set)
+
+        try:
+            while True:
+                self.wake.clear()
+                wait = await self._step(poke)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), wait)
+        finally:
+            self.feed.stop()
+
+    async def _step(self, poke: Callable[[], None]) -> float | None:
+        """Read if a page is open and a read is due; the seconds until one is due."""
+        if not self.pages:
+            self.feed.stop()
+            return None
+        if self.feed.changes is None:  # in a thread: it begins with a walk of every worktree
+            await asyncio.to_thread(self.feed.start, poke)
+        if self.state is None or self.feed.due():
+            try:
+                await self.refresh()
+            except Exception as exc:  # the view outlives one read that went wrong
+                self._push("state", {"problem": f"Cannot read the swarm: {exc}", "rows": []})
+                return self.feed.every
+        wait = self.feed.due_in()
+        return None if wait == float("inf") else wait
 
     async def refresh(self) -> None:
         """Read the swarm (in a thread: git calls) and push whatever changed."""
@@ -128,6 +149,7 @@ class Hub:
         """One page's stream: the state and recent events now, then every change."""
         page: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
         self.pages.add(page)
+        self.feed.touch()  # the state below may be old: the swarm is read again now
         self.wake.set()
         try:
             if self.state is not None:
@@ -139,6 +161,7 @@ class Hub:
                 yield {"event": kind, "data": json.dumps(data)}
         finally:
             self.pages.discard(page)
+            self.wake.set()  # the last page gone: the project is no longer watched
 
     def role(self, name: str) -> dict[str, object] | None:
         """The last row shown of role `name`."""

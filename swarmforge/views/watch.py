@@ -1,16 +1,19 @@
 """`swarmforge watch`: a live terminal view of the swarm, read-only, built on Textual.
 
-The data comes from watchdata.py; this module only lays it out and maps keys. Reading
-the roles' status costs git calls per role, and with `[transport]` sometimes a question
-to the NATS server, so it runs in a worker thread, never two at once, and the UI thread
-only paints what it returns. With `[transport]` the table gets a host column and a row
-per role of another host, and a line under the summary names every host.
+The data comes from watchdata.py, read when feed.py says it may have changed; this
+module only lays it out and maps keys. Reading the roles' status costs git calls per
+role, and with `[transport]` sometimes a question to the NATS server, so it runs in a
+worker thread, never two at once, and the UI thread only paints what it returns;
+between reads it only ages what it shows, every 2 s. With `[transport]` the table
+gets a host column and a row per role of another host, and a line under the summary
+names every host.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
@@ -18,7 +21,9 @@ from typing import ClassVar
 from textual import work
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Log, Static
 
 from swarmforge import events, proc
@@ -26,14 +31,15 @@ from swarmforge.swarm.hoststatus import RemoteRole, beat_said, elsewhere, hosts_
 from swarmforge.times import duration
 from swarmforge.views import watchdata
 from swarmforge.views.attach import attach_command
-from swarmforge.views.watchdata import Feed, Row, Snapshot, spent
+from swarmforge.views.feed import EVERY, Feed
+from swarmforge.views.watchdata import Row, Snapshot, aged_snapshot, spent
 
 COLUMNS = (
     *("role", "state", "for", "queue", "oldest", "current"),
     *("port", "branch", "ahead", "dirty", "tokens"),
 )
 HOST_COLUMN = "host"  # only with [transport]: after the role
-LOOK = 0.1  # seconds between looks at whether the swarm may have changed (a stat)
+TICK = 2.0  # seconds between two agings of what is shown: a repaint, never a read
 KEYS = """\
 up/down   select a role
 o         the selected role's live output (.swarmforge/logs/ROLE.log)
@@ -104,6 +110,10 @@ def summary(snap: Snapshot) -> str:
     )
 
 
+class Poked(Message):
+    """The project may have changed (sent from the feed's watch thread)."""
+
+
 class TextScreen(Screen[None]):
     """A scrollable text: a role's output, diff or handoff, or the keys; `reload` refreshes it."""
 
@@ -162,12 +172,16 @@ class WatchApp(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, root: str, every: float = 2.0) -> None:
+    def __init__(self, root: str, every: float = EVERY) -> None:
         super().__init__()
         self.root = root
         self.feed = Feed(root, every)
-        self.snap: Snapshot | None = None
-        self.busy = False  # a refresh is under way in its thread
+        self.snap: Snapshot | None = None  # as last read
+        self.snap_at = 0.0  # when it was read (time.monotonic)
+        self.painted: Snapshot | None = None  # as last shown: aged since it was read
+        self.busy = False  # a read is under way in its thread
+        self.next: Timer | None = None  # the read to come when nothing announces one
+        self.said: dict[str, str] = {}  # the text of each Static, as last put there
 
     def compose(self) -> ComposeResult:
         yield Static("reading the swarm's status...", id="summary")
@@ -184,19 +198,38 @@ class WatchApp(App[None]):
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
         self.action_refresh()
-        self.set_interval(LOOK, self._look)
+        self.set_interval(TICK, self._tick)
 
-    def _look(self) -> None:
-        if self.feed.due():
-            self.action_refresh()
+    def on_unmount(self) -> None:
+        self.feed.stop()
 
-    def action_refresh(self) -> None:
-        if not self.busy:
+    def _poke(self) -> None:
+        self.post_message(Poked())  # from the feed's thread: post_message is thread-safe
+
+    def on_poked(self, _: Poked) -> None:
+        self._consider()
+
+    def _consider(self) -> None:
+        """Read now if a read is due, else be back when the next one is."""
+        if self.busy:
+            return  # looked at again when the read under way ends
+        if self.next is not None:
+            self.next.stop()
+            self.next = None
+        wait = self.feed.due_in()
+        if wait <= 0:
             self.busy = True
             self._gather()
+        elif wait != float("inf"):
+            self.next = self.set_timer(wait, self._consider)
+
+    def action_refresh(self) -> None:
+        self.feed.touch()
+        self._consider()
 
     @work(thread=True, group="gather")
     def _gather(self) -> None:
+        self.feed.start(self._poke)  # here: watching a big worktree begins with a walk of it
         snap, found = self.feed.read()
         self.call_from_thread(self._show, snap, [events.line(e) for e in found])
 
@@ -204,17 +237,36 @@ class WatchApp(App[None]):
         self.busy = False
         self.query_one(Log).write_lines(lines)
         if isinstance(snap, str):
-            self.query_one("#summary", Static).update(snap)
+            self.snap = self.painted = None  # nothing to age or act on; repainted whole next
+            self._say("#summary", snap)
+        else:
+            self.snap, self.snap_at = snap, time.monotonic()
+            self._paint(snap)
+        self._consider()
+
+    def _tick(self) -> None:
+        if self.snap is not None:
+            self._paint(aged_snapshot(self.snap, int(time.monotonic() - self.snap_at)))
+
+    def _paint(self, snap: Snapshot) -> None:
+        """Show `snap`: only what reads differently from what is shown is repainted."""
+        if snap == self.painted:
             return
-        if snap == self.snap:
-            return  # nothing changed: no repaint
-        before, self.snap = self.snap, snap
-        self.query_one("#summary", Static).update(summary(snap))
+        before, self.painted = self.painted, snap
+        self._say("#summary", summary(snap))
         hosts = self.query_one("#hosts", Static)
-        hosts.display = snap.cross is not None
+        if hosts.display != (snap.cross is not None):
+            hosts.display = snap.cross is not None
         if snap.cross is not None:
-            hosts.update(hosts_line(snap.cross))
-        self._fill(before, snap)
+            self._say("#hosts", hosts_line(snap.cross))
+        with self.batch_update():  # one repaint for every cell that changed
+            self._fill(before, snap)
+
+    def _say(self, where: str, text: str) -> None:
+        """Put `text` in the Static at `where` unless it says that already."""
+        if self.said.get(where) != text:
+            self.said[where] = text
+            self.query_one(where, Static).update(text)
 
     def _fill(self, before: Snapshot | None, snap: Snapshot) -> None:
         """Paint the table: only the cells that changed when the rows are the same."""

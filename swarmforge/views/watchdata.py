@@ -1,8 +1,8 @@
 """What `swarmforge watch` shows, gathered as plain data: rows, events, output, diffs, handoffs.
 
-Everything here only reads the project: the view (watch.py) never writes to it.
-With `[transport]`, the roles of the swarm's other hosts come from their heartbeats
-(hoststatus.py), asked of the NATS server less often than the swarm is read.
+Everything here only reads the project: the views (watch.py, cockpit.py) never write
+to it. With `[transport]`, the roles of the swarm's other hosts come from their
+heartbeats (hoststatus.py). When each is read again is feed.py's business.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass, replace
 
 from swarmforge import events
-from swarmforge.errors import SwarmforgeError
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
@@ -24,9 +23,6 @@ from swarmforge.swarm.status import RoleStatus, SwarmStatus, status
 OUTPUT_BYTES = 64 * 1024  # of a role's log read for its last lines
 DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
 EVENTS_KEPT = 200
-# Seconds between two questions to the NATS server about the other hosts: hosts beat
-# every 5 s, and a server that is away costs a connect timeout (~1.5 s) per question.
-HOSTS_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +55,7 @@ class Snapshot:
     base: str
     rows: list[Row]
     cross: CrossHost | None = None  # with [transport]: the other hosts and their roles
+    worktrees: tuple[str, ...] = ()  # of this host's roles: where their work changes
 
 
 def _seconds_since(stamp: str, now: float) -> int | None:
@@ -125,6 +122,7 @@ def snapshot(root: str, now: float | None = None, hosts: bool = False) -> Snapsh
         base=base,
         rows=[row(found.project, base, r, moment) for r in found.roles],
         cross=found.cross,
+        worktrees=tuple(r.path for r in found.roles),
     )
 
 
@@ -143,6 +141,22 @@ def aged(cross: CrossHost, seconds: int) -> CrossHost:
         for h in cross.hosts
     ]
     return replace(cross, roles=roles, hosts=hosts)
+
+
+def _older(age: int | None, seconds: int) -> int | None:
+    return None if age is None else age + seconds
+
+
+def aged_snapshot(snap: Snapshot, seconds: int) -> Snapshot:
+    """`snap` as it stands `seconds` after it was read: every age that much older."""
+    if seconds <= 0:
+        return snap
+    rows = [
+        replace(r, state_age=_older(r.state_age, seconds), oldest_age=_older(r.oldest_age, seconds))
+        for r in snap.rows
+    ]
+    cross = aged(snap.cross, seconds) if snap.cross is not None else None
+    return replace(snap, rows=rows, cross=cross)
 
 
 class EventTail:
@@ -165,64 +179,6 @@ class EventTail:
             chunk = events.read(self.path, self.offset, self.line)
         self.offset, self.line = chunk.end, chunk.lines
         return chunk.events[-EVENTS_KEPT:]
-
-
-class Feed:
-    """What a live view shows, read again when it may have changed.
-
-    Everything that happens in a swarm appends to its event log, so a view looks at the
-    log's size and time often (a stat: microseconds) and reads the swarm's status, which
-    costs git calls per role, when the log has moved, or every `every` seconds for what
-    no event announces (a commit, an edited file, tokens spent).
-    """
-
-    def __init__(self, root: str, every: float = 2.0, hosts_every: float = HOSTS_EVERY) -> None:
-        self.root = root
-        self.every = every
-        self.hosts_every = hosts_every
-        self.events = EventTail(root)
-        self._stamp: tuple[int, int] | None = None
-        self._read_at = float("-inf")
-        self._cross: CrossHost | None = None  # the other hosts, as last asked
-        self._asked_at = float("-inf")
-
-    def due(self) -> bool:
-        """True when the view should read again: the log moved, or `every` has passed."""
-        try:
-            st = os.stat(self.events.path)
-            stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
-        except OSError:
-            stamp = None
-        return stamp != self._stamp or time.monotonic() - self._read_at >= self.every
-
-    def read(self) -> tuple[Snapshot | str, list[dict[str, object]]]:
-        """The swarm now (or why it cannot be read) and the events since the last read."""
-        self._read_at = time.monotonic()
-        try:
-            st = os.stat(self.events.path)
-            self._stamp = (st.st_size, st.st_mtime_ns)
-        except OSError:
-            self._stamp = None
-        found = self.events.more()
-        try:
-            return self._snapshot(), found
-        except SwarmforgeError as exc:  # a damaged session record: say so, keep watching
-            return " ".join(exc.lines()), found
-        except OSError as exc:  # a file it cannot read: the same
-            return f"Cannot read the swarm: {exc}", found
-
-    def _snapshot(self) -> Snapshot:
-        """The swarm now; the other hosts asked again only every `hosts_every` seconds,
-        in between shown as last asked, their beats aged by the time since."""
-        now = time.monotonic()
-        ask = now - self._asked_at >= self.hosts_every
-        snap = snapshot(self.root, hosts=ask)
-        if ask:
-            self._cross, self._asked_at = snap.cross, now
-            return snap
-        if self._cross is None:
-            return snap
-        return replace(snap, cross=aged(self._cross, int(now - self._asked_at)))
 
 
 def output(root: str, role: str, lines: int = 200) -> str:
