@@ -232,3 +232,55 @@ def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_pat
         assert "GIT_DIR" not in seen and seen["SWARMFORGE_RUN_ID"] == record.run_id
     finally:
         subprocess.run([*sf, "down"], cwd=repo, env=env, timeout=120)
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/dev/fd"))
+
+
+def test_run_closes_every_pipe_when_the_program_cannot_start(tmp_path: Path) -> None:
+    before = open_fds()
+    with pytest.raises(PermissionError):
+        proc.run([str(tmp_path)])  # a directory: found, but posix_spawn cannot run it
+    assert open_fds() == before
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_run_interrupted_kills_and_reaps_its_child(tmp_path: Path) -> None:
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    pid_file = tmp_path / "pid"
+    # The child itself interrupts us once it has read some input, so while we feed it
+    # the rest: no guess at when that is.
+    script = f"echo $$ > {pid_file}; head -c 1 >/dev/null; kill -USR1 $PPID; exec sleep 30"
+    before = open_fds()
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        with pytest.raises(Interrupted):
+            proc.run(["sh", "-c", script], input=b"x" * 1_000_000)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    pid = int(pid_file.read_text())
+    assert not proc.exists(pid), "left running, or a zombie"
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert open_fds() == before
+
+
+def test_run_gives_its_child_the_default_sigpipe() -> None:
+    # Python ignores SIGPIPE; in the child a pipeline must end as in a shell: `yes`
+    # dies of SIGPIPE (128 + 13) once `head` has gone, instead of failing with EPIPE (1).
+    done = proc.run(["sh", "-c", "(yes; echo $? >&2) | head -c 1 >/dev/null"])
+    assert done.stderr.strip() == str(128 + signal.SIGPIPE).encode(), "SIGPIPE ignored"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux's /proc")
+def test_run_gives_its_child_every_signal_python_ignores_back() -> None:
+    status = proc.run(["cat", "/proc/self/status"]).stdout.decode()
+    ignored = int(env_lines(status.replace(":\t", "="))["SigIgn"], 16)
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+        assert not ignored & (1 << (signum - 1)), signal.Signals(signum).name
