@@ -21,13 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from swarmforge import host
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec import RunSpec
 
@@ -69,6 +69,12 @@ def mixed(nonce: str) -> RunSpec:
     return RunSpec.model_validate({"goal": f"mixed {nonce}", "maxConcurrency": 8, "tasks": tasks})
 
 
+def peak_rss() -> int:
+    """The most memory this process has had resident at once, in bytes."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, the rest KiB
+
+
 def one(kind: str, root: str) -> dict[str, float]:
     """Run one spec in this process; its wall time, task count and peak RSS."""
     nonce = os.path.basename(root)
@@ -79,7 +85,7 @@ def one(kind: str, root: str) -> dict[str, float]:
     result = Orchestrator(root, spec).run()
     elapsed = time.perf_counter() - start
     assert result.counts.get("done", 0) >= tasks, result.counts
-    return {"seconds": elapsed, "tasks": tasks, "peak_rss": host.peak_rss()}
+    return {"seconds": elapsed, "tasks": tasks, "peak_rss": peak_rss()}
 
 
 def child(kind: str, root: str) -> dict[str, float]:

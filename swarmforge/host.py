@@ -9,7 +9,6 @@ awake while a swarm runs (`tmux.sleep_inhibitor_argv`).
 from __future__ import annotations
 
 import os
-import resource
 import sys
 
 # Not typing.TYPE_CHECKING: this module must stay cheap to import (mypy knows the name).
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 
 HAS_PIPE2 = hasattr(os, "pipe2")  # Linux and the BSDs; not macOS
-HAS_PROC_FDS = os.path.isdir("/proc/self/fd")  # Linux
 HAS_INOTIFY = sys.platform.startswith("linux")
 # How often a polling observer looks at each directory it watches: a few stats of
 # small directories, while the daemon rescans everything every few seconds anyway.
@@ -33,22 +31,6 @@ def pipe(*, native: bool = HAS_PIPE2) -> tuple[int, int]:
     os.set_blocking(r, False)
     os.set_blocking(w, False)
     return r, w
-
-
-def open_descriptors(*, native: bool = HAS_PROC_FDS) -> int:
-    """How many file descriptors this process has open."""
-    if native:
-        # The count includes the descriptor that reads the directory, as psutil's does.
-        return len(os.listdir("/proc/self/fd"))
-    import psutil
-
-    return int(psutil.Process().num_fds())
-
-
-def peak_rss(*, system: str = sys.platform) -> int:
-    """The most memory this process has had resident at once, in bytes."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if system == "darwin" else peak * 1024  # macOS counts bytes, the rest KiB
 
 
 def observer(*, native: bool = True) -> BaseObserver:

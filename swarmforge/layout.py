@@ -18,6 +18,10 @@ ROLES_TSV = os.path.join(STATE_DIR, "roles.tsv")  # the role table the helpers r
 # that senders here may address them; the daemon sends their mail across hosts.
 REMOTE_TSV = os.path.join(STATE_DIR, "remote.tsv")
 SESSION_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, ports, pids
+# Held by `up`, `down` and `gc` for as long as they start or stop the swarm: one at a time.
+SESSION_LOCK = os.path.join(STATE_DIR, "session.lock")
+# Taken for an instant around every write of the session record, and the read it builds on.
+SESSION_RECORD_LOCK = os.path.join(STATE_DIR, "run.json.lock")
 HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
 DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files

@@ -19,6 +19,9 @@ the other shapes import it when first called.
 
 from __future__ import annotations
 
+# Not the signal module: importing it (enum with it) would cost the helpers ~5 ms.
+# _signal is the built-in module under it, loaded when the interpreter starts.
+import _signal  # type: ignore[import-not-found]  # built in, without a stub
 import os
 import select
 
@@ -58,6 +61,9 @@ LOCAL_GIT_VARS = frozenset(
 )
 # The subprocess module's values for these, without importing it.
 PIPE, STDOUT, DEVNULL = -1, -2, -3
+# What Python ignores and an ignored signal keeps across exec: a child gets the default
+# back, so that `yes | head -1` in it ends as in a shell (subprocess does the same).
+DEFAULT_SIGNALS: tuple[int, ...] = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
 
 class Environment(dict[str, str]):
@@ -126,7 +132,16 @@ def which(name: str, path: str | None = None) -> str | None:
     return None
 
 
-def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes) -> tuple[bytes, bytes]:
+def _close(held: set[int], *fds: int) -> None:
+    """Close each of `fds` that is still in `held`, and forget it there."""
+    for fd in fds:
+        if fd in held:
+            held.discard(fd)
+            os.close(fd)
+
+
+def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes, held: set[int]) -> tuple[bytes, bytes]:
+    """Feed `data` to `in_fd`, closing it after, and read `out_fd` and `err_fd` to their end."""
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
     poller = select.poll()
     poller.register(out_fd, select.POLLIN)
@@ -136,7 +151,7 @@ def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes) -> tuple[bytes, byt
     if pending:
         poller.register(in_fd, select.POLLOUT)
     else:
-        os.close(in_fd)
+        _close(held, in_fd)  # at once: a child reading its stdin sees its end
     while open_fds or pending:
         for fd, _event in poller.poll():
             if fd == in_fd:
@@ -146,7 +161,7 @@ def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes) -> tuple[bytes, byt
                     pending = pending[:0]  # the child stopped reading; its exit code decides
                 if not pending:
                     poller.unregister(fd)
-                    os.close(fd)
+                    _close(held, fd)
                 continue
             chunk = os.read(fd, 65536)
             if chunk:
@@ -161,7 +176,8 @@ def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = 
     """Run `argv` to completion with captured output; raises only if it cannot start.
 
     There is no `cwd`: posix_spawn has no chdir action before Python 3.13, and
-    the tools run here take a directory option (`git -C DIR`).
+    the tools run here take a directory option (`git -C DIR`). Interrupted while it
+    runs (Ctrl-C), the child is killed and reaped before the interruption goes on.
     """
     exe = which(argv[0])
     if exe is None:
@@ -171,21 +187,27 @@ def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = 
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    held = {in_r, in_w, out_r, out_w, err_r, err_w}
     actions = [
         (os.POSIX_SPAWN_DUP2, in_r, 0),
         (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, err_w, 2),
     ]
+    pid = 0
     try:
-        pid = os.posix_spawn(exe, argv, environment(env), file_actions=actions)
+        pid = os.posix_spawn(
+            exe, argv, environment(env), file_actions=actions, setsigdef=DEFAULT_SIGNALS
+        )
+        _close(held, in_r, out_w, err_w)  # the child's ends: its exit then ends our reads
+        out, err = _pump(out_r, err_r, in_w, input, held)
+    except BaseException:
+        if pid:
+            # Neither left running nor a zombie, for a caller that goes on afterwards.
+            os.kill(pid, _signal.SIGKILL)
+            os.waitpid(pid, 0)
+        raise
     finally:
-        for fd in (in_r, out_w, err_w):
-            os.close(fd)
-    try:
-        out, err = _pump(out_r, err_r, in_w, input)
-    finally:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        _close(held, *tuple(held))
     _, status = os.waitpid(pid, 0)
     return Completed(argv, os.waitstatus_to_exitcode(status), out, err)
 

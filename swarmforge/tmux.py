@@ -253,10 +253,6 @@ class Tmux:
         """The command that attaches a terminal to session `name` (`tmux`: the binary to name)."""
         return [tmux, "-L", self.socket, "attach-session", "-t", f"={name}"]
 
-    def kill_session(self, name: str) -> bool:
-        """End session `name`; False if there was none."""
-        return self._run(["kill-session", "-t", f"={name}"]).ok
-
     def pane_labels(self, name: str) -> list[str] | None:
         """The labels `start_tiled` gave the panes of session `name`, or None without it."""
         result = self._run(["list-panes", "-s", "-t", f"={name}", "-F", f"#{{{PANE_LABEL}}}"])

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from swarmforge.config.settings import NotifySettings
 from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
@@ -64,14 +66,42 @@ def test_each_event_notifies_once_and_a_burst_once(tmp_path: Path) -> None:
     assert notes[1]["count"] == 5 and problems == []
 
 
-def test_a_failing_or_missing_command_is_logged_and_nothing_else(tmp_path: Path) -> None:
+def test_each_way_a_command_fails_is_logged_as_it_happened(tmp_path: Path) -> None:
+    left = tmp_path / "left"
+    (tmp_path / "plain.txt").write_text("not a program\n")
+    commands = [
+        ["sh", "-c", "echo no display >&2; exit 4"],
+        ["sh", "-c", "kill -TERM $$"],
+        # Hangs, with a process of its own: ended with it.
+        ["sh", "-c", f"sleep 60 & echo $! > {left}; wait"],
+        [str(tmp_path / "missing")],
+        [str(tmp_path / "plain.txt")],
+    ]
     problems: list[str] = []
-    for command in (["sh", "-c", "echo no display >&2; exit 4"], [str(tmp_path / "missing")]):
-        alerts = Alerts(command, ["run-finished"], cwd=str(tmp_path), log=problems.append, burst=0)
+    for command in commands:
+        alerts = Alerts(
+            command, ["run-finished"], cwd=str(tmp_path), log=problems.append, burst=0, timeout=1
+        )
         alerts.feed([{"ts": "t", "kind": "run-finished", "run_id": "r1"}])
         alerts.wait()
-    assert problems[0] == "notification for run-finished: sh exited 4: no display"
-    assert problems[1].startswith(f"notification for run-finished could not start {tmp_path}/")
+    assert problems[:3] == [
+        "notification for run-finished: sh exited 4: no display",
+        "notification for run-finished: sh was ended by signal 15 (SIGTERM)",
+        "notification for run-finished: sh took over 1 s and was ended",
+    ]
+    could_not = "notification for run-finished could not start"
+    assert problems[3].startswith(f"{could_not} {tmp_path}/missing: [Errno 2]")
+    assert problems[4].startswith(f"{could_not} {tmp_path}/plain.txt: [Errno 13]")
+    assert len(problems) == 5
+    sleeper = int(left.read_text())
+    retry_until(lambda: not _alive(sleeper))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_the_daemon_notifies_a_failed_delivery_with_the_event(project: Project) -> None:

@@ -20,6 +20,7 @@ from swarmforge.tmux import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
 from tests.support import VENV_BIN, copy_tree, fake_agent, make_swarm, retry_until
 from tests.support import run_cli as sf
+from tests.test_tmux import kill_session
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -208,7 +209,7 @@ def test_a_tiled_session_labels_its_panes_and_is_made_once(tmp_path: Path) -> No
         assert server.start_tiled("tiles", panes) is True
         assert server.pane_labels("tiles") == ["a", "b", "c;"]
         assert server.start_tiled("tiles", panes) is False
-        assert server.kill_session("tiles") is True
+        assert kill_session(server, "tiles") is True
         assert server.pane_labels("tiles") is None
     finally:
         server.kill_server()

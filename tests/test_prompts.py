@@ -9,12 +9,9 @@ import pytest
 
 from swarmforge.config import prompts
 from swarmforge.config.conf import parse_config
-from swarmforge.config.prompts import (
-    effective_articles,
-    shipped_articles_dir,
-    shipped_packs_dir,
-    shipped_roles_dir,
-)
+from swarmforge.config.prompts import shipped_articles_dir, shipped_packs_dir, shipped_roles_dir
+from swarmforge.config.scaffold import plan
+from swarmforge.swarm.rolecommand import instruction_files
 
 ARTICLES = Path("swarmforge") / "constitution" / "articles"
 
@@ -26,48 +23,27 @@ def write(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def shipped(tmp_path: Path) -> Path:
-    """A stand-in for the tool's shipped articles."""
-    directory = tmp_path / "shipped"
-    for name in ("engineering", "handoffs", "workflow"):
-        write(directory / f"{name}.prompt", f"shipped {name}\n")
-    return directory
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project laid out as SwarmForge lays it out, with a local override and additions."""
+    """A project laid out as SwarmForge lays it out, with articles of its own."""
     root = tmp_path / "project"
     write(root / "swarmforge" / "constitution.prompt", "constitution text\n")
     write(root / ARTICLES / "workflow.prompt", "local workflow\n")
     write(root / ARTICLES / "local-engineering.prompt", "local engineering\n")
     write(root / ARTICLES / "project.prompt", "project shape")
+    write(root / ARTICLES / "notes.md", "not an article\n")
     write(root / "swarmforge" / "roles" / "coder.prompt", "You are the coder.\n")
     return root
 
 
-def test_a_local_article_overrides_the_shipped_one_of_the_same_name(
-    project: Path, shipped: Path
+def test_an_agent_reads_the_constitution_the_projects_articles_in_order_and_its_prompt(
+    project: Path,
 ) -> None:
-    articles = effective_articles(str(project), str(shipped))
-    assert [(a.name, a.shipped) for a in articles] == [
-        ("engineering.prompt", True),
-        ("handoffs.prompt", True),
-        ("local-engineering.prompt", False),
-        ("project.prompt", False),
-        ("workflow.prompt", False),
+    articles = [str(ARTICLES / name) for name in ("local-engineering", "project", "workflow")]
+    assert instruction_files(str(project), "coder") == [
+        "swarmforge/constitution.prompt",
+        *(f"{article}.prompt" for article in articles),
+        "swarmforge/roles/coder.prompt",
     ]
-    workflow = articles[-1]
-    assert workflow.path == str(project / ARTICLES / "workflow.prompt")
-    assert articles[0].path == str(shipped / "engineering.prompt")
-
-
-def test_layering_is_a_pure_merge_in_name_order() -> None:
-    assert prompts.layer(["b.prompt"], ["c.prompt", "b.prompt", "a.prompt"]) == {
-        "a.prompt": True,
-        "b.prompt": False,
-        "c.prompt": True,
-    }
 
 
 def test_only_regular_prompt_files_are_articles(tmp_path: Path) -> None:
@@ -143,7 +119,7 @@ def test_each_pack_explains_its_pipeline(pack: str, tmp_path: Path) -> None:
     for role in config.names:
         assert role in project_article
     assert "priority: 00" in project_article and "merge-only" in project_article
-    # In a project, the pack's own article joins the shipped shared ones.
-    write(tmp_path / ARTICLES / "project.prompt", project_article)
-    names = [a.name for a in effective_articles(str(tmp_path))]
+    # `init` writes the pack's own article beside the shipped shared ones.
+    written = [Path(c.target) for c in plan(pack, str(tmp_path))]
+    names = [p.name for p in written if p.parent == tmp_path / ARTICLES]
     assert names == ["engineering.prompt", "handoffs.prompt", "project.prompt", "workflow.prompt"]

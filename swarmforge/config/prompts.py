@@ -19,8 +19,6 @@ role prompt, and every file they refer to.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from swarmforge.config.conf import CONSTITUTION_FILE, SWARMFORGE_DIR
 from swarmforge.layout import PROMPTS_DIR
@@ -55,15 +53,6 @@ def shipped_packs_dir() -> str:
     return os.path.join(shipped_root(), "conf")
 
 
-@dataclass(frozen=True)
-class Article:
-    """One constitution article as an agent sees it: the project's own, or the shipped one."""
-
-    name: str
-    path: str
-    shipped: bool
-
-
 def article_names(directory: str) -> list[str]:
     """File names of the `*.prompt` articles in `directory`, sorted; none if it is missing."""
     try:
@@ -77,24 +66,6 @@ def article_names(directory: str) -> list[str]:
         and not name.startswith(".")
         and os.path.isfile(os.path.join(directory, name))
     )
-
-
-def layer(local: Iterable[str], shipped: Iterable[str]) -> dict[str, bool]:
-    """Article name -> True when the shipped one applies; a local name always wins."""
-    layered = dict.fromkeys(shipped, True)
-    layered.update(dict.fromkeys(local, False))
-    return dict(sorted(layered.items()))
-
-
-def effective_articles(project_root: str, shipped_dir: str | None = None) -> list[Article]:
-    """The articles that apply to the project, local files overriding shipped ones."""
-    local_dir = os.path.join(os.path.abspath(project_root), ARTICLES_DIR)
-    ship_dir = shipped_articles_dir() if shipped_dir is None else shipped_dir
-    layered = layer(article_names(local_dir), article_names(ship_dir))
-    return [
-        Article(name, os.path.join(ship_dir if shipped else local_dir, name), shipped)
-        for name, shipped in layered.items()
-    ]
 
 
 def instruction_text(role: str) -> str:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil, proc, tagging
-from swarmforge.layout import BIN_DIR, SESSION_RECORD
+from swarmforge.layout import BIN_DIR, SESSION_LOCK, SESSION_RECORD, SESSION_RECORD_LOCK
+from swarmforge.locks import Exclusive, FileLock
 from swarmforge.records import read_json_model
+
+LOCK_TIMEOUT = 30.0  # seconds; its holders let go within milliseconds
 
 
 class RoleRecord(BaseModel):
@@ -66,14 +70,48 @@ def load(root: str) -> SessionRecord | None:
     return read_json_model(record_path(root), SessionRecord)
 
 
-def save(root: str, record: SessionRecord) -> None:
-    """Write the session record atomically."""
+def starting_or_stopping(root: str) -> FileLock:
+    """The lock `up`, `down` and `gc` hold for as long as they start or stop the swarm.
+
+    One at a time: two `up`s would each mint a run, and a `down` could stop what an
+    `up` is starting. Another one waits a moment, then is refused in one line.
+    """
+    busy = "Another swarmforge up, down or gc of this project"
+    return FileLock(os.path.join(root, SESSION_LOCK), what=busy)
+
+
+def _locked(root: str) -> Exclusive:
+    """The lock every writer of the record holds, from the read its change builds on to
+    the write: `up`, `down`, `gc` and the headless runner write it, and only the last
+    runs beside the others. Held for an instant, never while waiting for something else."""
+    return Exclusive(
+        os.path.join(root, SESSION_RECORD_LOCK), timeout=LOCK_TIMEOUT, what="session record lock"
+    )
+
+
+def _write(root: str, record: SessionRecord) -> None:
     fsutil.atomic_write(record_path(root), (record.model_dump_json(indent=2) + "\n").encode())
+
+
+def save(root: str, record: SessionRecord) -> None:
+    """Write the session record atomically, whatever it held."""
+    with _locked(root):
+        _write(root, record)
+
+
+def update(root: str, change: Callable[[SessionRecord], None]) -> SessionRecord | None:
+    """Apply `change` to the session record as it is now and write it; None if there is none."""
+    with _locked(root):
+        record = load(root)
+        if record is not None:
+            change(record)
+            _write(root, record)
+        return record
 
 
 def remove(root: str) -> None:
     """Forget the run (after a purge)."""
-    with contextlib.suppress(FileNotFoundError):
+    with _locked(root), contextlib.suppress(FileNotFoundError):
         os.unlink(record_path(root))
 
 

@@ -25,8 +25,11 @@ everyone attached to the swarm's tmux sessions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -75,6 +78,7 @@ class Alerts:
         cwd: str,
         log: Log,
         burst: float = BURST,
+        timeout: float = TIMEOUT,
     ) -> None:
         # The ready-made commands run with this interpreter's swarmforge, on PATH or not.
         if command[:1] == ["swarmforge"]:
@@ -84,6 +88,7 @@ class Alerts:
         self.cwd = cwd
         self.log = log
         self.burst = burst
+        self.timeout = timeout
         self._lock = threading.Lock()
         self._pending: dict[str, list[Event]] = {}
         self._threads: list[threading.Thread] = []
@@ -124,23 +129,40 @@ class Alerts:
                 stdin=proc.PIPE,
                 stdout=proc.DEVNULL,
                 stderr=proc.PIPE,
+                session=True,
             )
         except OSError as exc:
             self.log(f"notification for {trigger} could not start {self.command[0]}: {exc}")
             return
-        try:
-            _, err = child.communicate(data, timeout=TIMEOUT)
-        except Exception:  # the command outlived its time: it is ended, never waited for
-            child.kill()
-            child.wait()
-            self.log(f"notification for {trigger}: {self.command[0]} took over {TIMEOUT:.0f} s")
-            return
-        if child.returncode != 0:
+        wrong = self._outcome(child, data)
+        if wrong:
+            self.log(f"notification for {trigger}: {self.command[0]} {wrong}")
+
+    def _outcome(self, child: proc.Started, data: bytes) -> str | None:
+        """Feed `data` to `child` and wait for it: what went wrong, or None."""
+        with child:  # its pipes closed and it waited for, whatever happens
+            try:
+                _, err = child.communicate(data, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _end(child)
+                return f"took over {self.timeout:g} s and was ended"
+            except OSError as exc:  # its stdin failed otherwise than by its leaving
+                _end(child)
+                return f"could not be given the event: {exc}"
+        code = child.returncode
+        if code < 0:
+            return f"was ended by signal {-code} ({signal.Signals(-code).name})"
+        if code != 0:
             said = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            self.log(
-                f"notification for {trigger}: {self.command[0]} exited {child.returncode}"
-                + (f": {said[0]}" if said[0] else "")
-            )
+            return f"exited {code}" + (f": {said[0]}" if said[0] else "")
+        return None
+
+
+def _end(child: proc.Started) -> None:
+    """Kill `child` with whatever it started (its own session): hung notifications must
+    not pile up."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
 
 
 class Follower:

@@ -67,14 +67,23 @@ def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
 
     With `artifacts`, then remove the git-ignored build output of stopped roles'
     worktrees (artifacts.py). `dry_run` changes nothing at all: it only lists that output,
-    since ending processes cannot be rehearsed.
+    since ending processes cannot be rehearsed. Except for that listing, it holds the
+    session lock, as `up` and `down` do.
     """
     root = os.path.realpath(root)
-    record = sessionrecord.load(root)
-    live = record is not None and record.state == "running" and is_running(root, record)
     if dry_run:
+        record = sessionrecord.load(root)
+        live = record is not None and record.state == "running" and is_running(root, record)
         run_id = record.run_id if record else None
         return GcReport(run_id, live, artifacts=sweep(root, dry_run=True) if artifacts else None)
+    with sessionrecord.starting_or_stopping(root):
+        return gc_held(root, artifacts)
+
+
+def gc_held(root: str, artifacts: bool = False) -> GcReport:
+    """`gc`, by a caller that holds the session lock (`up`, after a killed runner)."""
+    record = sessionrecord.load(root)
+    live = record is not None and record.state == "running" and is_running(root, record)
     processes: list[int] = []
     daemon: int | None = None
     pid_files: list[str] = []
@@ -82,7 +91,7 @@ def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
         processes = stop_processes(root, record)
         daemon = handoffd.stop(root)
         if record is not None and record.state == "running":
-            record_stopped(root, record)
+            record_stopped(root)
         pid_files = _stale_pid_files(root)
     pruned = None
     checkout = repo.open_checkout(root)

@@ -99,14 +99,13 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
 
 
 def _save_pids(root: str, children: dict[str, Child]) -> None:
-    record = sessionrecord.load(root)
-    if record is None:
-        return
-    for role in record.roles:
-        child = children.get(role.name)
-        role.pid = child.proc.pid if child and child.proc else None
-    record.runner_pid = os.getpid()
-    sessionrecord.save(root, record)
+    def change(record: sessionrecord.SessionRecord) -> None:
+        for role in record.roles:
+            child = children.get(role.name)
+            role.pid = child.proc.pid if child and child.proc else None
+        record.runner_pid = os.getpid()
+
+    sessionrecord.update(root, change)
 
 
 def serve(root: str) -> None:

@@ -65,69 +65,92 @@ def up(
     rehearsal points agents at its own homes and model this way). `host`: start the
     roles swarmforge.toml places on that host (None: those placed on no host). If
     starting fails half-way, what was started is stopped again before the error is raised.
+    It holds the session lock throughout: another `up`, `down` or `gc` of the project
+    waits a moment for it, then is refused.
     """
     root = os.path.realpath(root)
     whole = load_config(root)
     # A broken swarmforge.toml stops `up` before anything runs.
     settings = load_settings(root, whole.names)
     config, remote = hosts.split(whole, settings, host)
-    record = sessionrecord.load(root)
-    if record is not None and record.state == "running" and record.host != host:
-        ran = f"host {record.host}" if record.host else "the host without --host"
-        raise SwarmforgeError(
-            f"This checkout runs the roles of {ran}.",
-            hint="Use another clone for each host, or `swarmforge down` first.",
-        )
-    if record is not None and record.state == "running" and is_running(root, record):
-        _set_up_again(root, whole, record, stagger, progress)
-        return record, True
-    # Before anything is made: a server that does not answer is said now, in one line.
-    leased = hosts.reach(root, settings.transport, host) if settings.transport else frozenset()
-    ensure_first_commit(root)
-    if record is not None and record.state == "running":
-        from swarmforge.swarm.cleanup import gc
+    with sessionrecord.starting_or_stopping(root):
+        record = sessionrecord.load(root)
+        if record is not None and record.state == "running" and record.host != host:
+            ran = f"host {record.host}" if record.host else "the host without --host"
+            raise SwarmforgeError(
+                f"This checkout runs the roles of {ran}.",
+                hint="Use another clone for each host, or `swarmforge down` first.",
+            )
+        if record is not None and record.state == "running" and is_running(root, record):
+            _set_up_again(root, whole, record, stagger, progress)
+            return record, True
+        # Before anything is made: a server that does not answer is said now, in one line.
+        leased = hosts.reach(root, settings.transport, host) if settings.transport else frozenset()
+        ensure_first_commit(root)
+        if record is not None and record.state == "running":
+            from swarmforge.swarm.cleanup import gc_held
 
-        progress("cleaning up after a runner that was killed")
-        gc(root)
-    chosen = _backend(backend or (record.backend if record else "tmux"))
-    unrecorded = None if record else _unrecorded_run(root, config)
-    run_id = record.run_id if record else unrecorded or placement.new_run_id()
-    progress(f"{'resuming' if record or unrecorded else 'starting'} run {run_id}")
-    recorded = _recorded_ports(record)
-    planned = placement.plan(root, config, run_id, role_env or {}, recorded, leased)
+            progress("cleaning up after a runner that was killed")
+            gc_held(root)
+        chosen = _backend(backend or (record.backend if record else "tmux"))
+        run_id, planned = _plan(root, config, record, role_env or {}, leased, progress)
+        record = SessionRecord(
+            run_id=run_id,
+            project=root,
+            backend=chosen,
+            state="stopped",
+            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            roles=planned,
+            host=host,
+            remote=remote,
+        )
+        _make(root, whole, config, record, progress)
+        try:
+            # The whole swarm: its roles' commands and settings are checked against all of it.
+            _start(root, whole, record, stagger, inhibit_sleep, progress)
+        except BaseException as exc:
+            progress(f"starting failed ({_reason(exc)}): stopping what was started")
+            _down(root, False, _quiet)
+            raise
+        return sessionrecord.load(root) or record, False
+
+
+def _plan(
+    root: str,
+    config: SwarmConfig,
+    previous: SessionRecord | None,
+    role_env: dict[str, dict[str, str]],
+    leased: frozenset[int],
+    progress: Progress,
+) -> tuple[str, list[RoleRecord]]:
+    """The run id (the recorded run's, when there is one) and where each role will work."""
+    unrecorded = None if previous else _unrecorded_run(root, config)
+    run_id = previous.run_id if previous else unrecorded or placement.new_run_id()
+    progress(f"{'resuming' if previous or unrecorded else 'starting'} run {run_id}")
+    recorded = _recorded_ports(previous)
+    planned = placement.plan(root, config, run_id, role_env, recorded, leased)
     _say_moved_ports(root, planned, recorded, progress)
     rolecommand.check_instructions(root, planned)
-    record = SessionRecord(
-        run_id=run_id,
-        project=root,
-        backend=chosen,
-        state="stopped",
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        roles=planned,
-        host=host,
-        remote=remote,
-    )
+    return run_id, planned
+
+
+def _make(
+    root: str, whole: SwarmConfig, config: SwarmConfig, record: SessionRecord, progress: Progress
+) -> None:
+    """Record the run, then make its worktrees and files, then record it running."""
     # Recorded before any worktree is made: an `up` killed from here on leaves a run
     # that the next `up` resumes and `down --purge` removes, never worktrees of no run.
+    # The session lock is held and the runner not started yet: nobody else writes it.
     sessionrecord.save(root, record)
-    placement.create_worktrees(root, planned, run_id, progress)
-    placement.write_roles_tsv(root, whole, planned, remote)
+    placement.create_worktrees(root, record.roles, record.run_id, progress)
+    placement.write_roles_tsv(root, whole, record.roles, record.remote)
     rolecommand.write_instructions(root, config)
     shims.write(root)
-    tag_env = tagging.tags(run_id, root)
     record.state = "running"
     sessionrecord.save(root, record)
     # Before the processes start: their own events (agent-started) follow it.
-    names = [role.name for role in planned]
-    events.emit(root, "swarm-up", {"run_id": run_id, "backend": chosen, "roles": names})
-    try:
-        # The whole swarm: its roles' commands and settings are checked against all of it.
-        _start(root, whole, record, tag_env, stagger, inhibit_sleep, progress)
-    except BaseException as exc:
-        progress(f"starting failed ({_reason(exc)}): stopping what was started")
-        down(root)
-        raise
-    return sessionrecord.load(root) or record, False
+    fields = {"run_id": record.run_id, "backend": record.backend}
+    events.emit(root, "swarm-up", {**fields, "roles": [role.name for role in record.roles]})
 
 
 def _set_up_again(
@@ -197,11 +220,11 @@ def _start(
     root: str,
     config: SwarmConfig,
     record: SessionRecord,
-    tag_env: dict[str, str],
     stagger: float | None,
     inhibit_sleep: bool,
     progress: Progress,
 ) -> None:
+    tag_env = tagging.tags(record.run_id, root)
     if inhibit_sleep:
         record.inhibitor_pid = _start_inhibitor(tag_env)
         sessionrecord.save(root, record)
@@ -325,6 +348,12 @@ class Stopped:
 def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stopped:
     """Stop everything the run started; with `purge`, remove its worktrees (work rescued)."""
     root = os.path.realpath(root)
+    with sessionrecord.starting_or_stopping(root):
+        return _down(root, purge, progress)
+
+
+def _down(root: str, purge: bool, progress: Progress) -> Stopped:
+    """`down`, by a caller that holds the session lock."""
     record = sessionrecord.load(root)
     ended = stop_processes(root, record)
     daemon = handoffd.stop(root)
@@ -338,5 +367,5 @@ def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stop
     if purge and record is not None:
         removed, rescued = _purge(root, record, progress)
     elif record is not None:
-        record_stopped(root, record)
+        record_stopped(root)
     return Stopped(record.run_id if record else None, ended, daemon, purge, removed, rescued)

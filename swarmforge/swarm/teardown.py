@@ -43,10 +43,13 @@ def stop_processes(root: str, record: SessionRecord | None) -> list[int]:
     return ended
 
 
-def record_stopped(root: str, record: SessionRecord) -> None:
-    """Save `record` as stopped, with no process of it left to name."""
+def record_stopped(root: str) -> None:
+    """Record the session as stopped, with no process of it left to name."""
+    sessionrecord.update(root, _stopped)
+
+
+def _stopped(record: SessionRecord) -> None:
     record.state = "stopped"
     record.runner_pid = record.inhibitor_pid = None
     for role in record.roles:
         role.pid = None
-    sessionrecord.save(root, record)

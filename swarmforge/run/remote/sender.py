@@ -39,7 +39,7 @@ from swarmforge.net.transport import Transport, TransportError
 from swarmforge.run import commandtask, report
 from swarmforge.run.external import Ended
 from swarmforge.run.journal import Event, TaskState
-from swarmforge.run.levels import Flight, Task
+from swarmforge.run.levels import Flight
 from swarmforge.run.remote.clone import base_ref
 from swarmforge.run.remote.stream import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
 
@@ -68,11 +68,6 @@ def running_attempt(events: Sequence[Event], task_id: str) -> int | None:
         if isinstance(event, TaskState) and event.id == task_id and event.status == "running":
             return attempt_of(event.reason)
     return None
-
-
-def sent_remotely(task: Task) -> bool:
-    """True for the tasks `--workers` sends: plain commands (isolated or not)."""
-    return task.command is not None and not task.background and task.role is None
 
 
 class Remote:
