@@ -19,6 +19,7 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, utc_stamp
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
+from swarmforge.tmux import Tmux
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin"
@@ -332,3 +333,10 @@ RECORDER = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + 
 
 def recorded(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def kill_session(tmux: Tmux, name: str) -> bool:
+    """End session `name` on `tmux`'s server; False if there was none."""
+    argv = ["tmux", "-L", tmux.socket, "kill-session", "-t", f"={name}"]
+    ended = subprocess.run(argv, capture_output=True)
+    return ended.returncode == 0

@@ -18,9 +18,8 @@ from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
-from tests.support import VENV_BIN, copy_tree, fake_agent, make_swarm, retry_until
+from tests.support import VENV_BIN, copy_tree, fake_agent, kill_session, make_swarm, retry_until
 from tests.support import run_cli as sf
-from tests.test_tmux import kill_session
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

@@ -17,7 +17,7 @@ import pytest
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux import SessionSpec, Tmux, sleep_inhibitor_argv
-from tests.support import retry_until
+from tests.support import kill_session, retry_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -71,10 +71,6 @@ def sessions(tmux: Tmux) -> list[str]:
     """The server's session names (none when no server runs)."""
     listed = _tmux(tmux, "list-sessions", "-F", "#{session_name}")
     return listed.stdout.splitlines() if listed.returncode == 0 else []
-
-
-def kill_session(tmux: Tmux, name: str) -> bool:
-    return _tmux(tmux, "kill-session", "-t", f"={name}").returncode == 0
 
 
 def _server(tmp_path: Path, config_text: str | None) -> Tmux:
