@@ -178,6 +178,9 @@ class Inotify:
     def on_queue_overflow(self) -> None:
         self.owner.overflowed()
 
+    def on_events_lost(self) -> None:
+        pass  # watchdog 7.1 asks for it after on_queue_overflow, which did the work
+
 
 class _Handler(FileSystemEventHandler):
     def __init__(self, events: queue.SimpleQueue[FileSystemEvent | None]) -> None:

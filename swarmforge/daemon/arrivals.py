@@ -66,6 +66,9 @@ class _Poke:
     def on_queue_overflow(self) -> None:
         self.changed.set()  # events were lost: a full rescan covers them
 
+    def on_events_lost(self) -> None:
+        pass  # watchdog 7.1 asks for it after on_queue_overflow, which did the work
+
 
 class _Inotify:
     """Watches through watchdog's InotifyFD (Linux)."""
