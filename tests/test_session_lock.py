@@ -15,9 +15,8 @@ import psutil
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
-from tests.support import VENV_BIN, retry_until
+from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
-from tests.test_swarm import make_swarm, nothing_left
 
 CONF = "".join(f"window {n} exec {n} task sh -c 'cat > got.txt'\n" for n in ("aw", "bw"))
 AT_ONCE = (
