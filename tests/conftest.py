@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.realagents import LiveSwarm
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+from tests.realagents import LiveSwarm, require_cli
 from tests.support import Project, copy_tree, make_template, nothing_left
 
 
@@ -34,3 +38,15 @@ def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
     finally:
         swarm.down()
     nothing_left(repo)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's chromium, driven by Playwright, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = require_cli("chromium")
+    with sync_playwright() as play:
+        launched = play.chromium.launch(executable_path=chromium)
+        yield launched
+        launched.close()

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
@@ -340,3 +341,51 @@ def kill_session(tmux: Tmux, name: str) -> bool:
     argv = ["tmux", "-L", tmux.socket, "kill-session", "-t", f"={name}"]
     ended = subprocess.run(argv, capture_output=True)
     return ended.returncode == 0
+
+
+def in_hand(project: Project, role: str, body: str) -> None:
+    """Give `role` an item in process, as `ready` leaves it."""
+    name = "50_20260101T000000Z_000001_from_lead_to_coder.handoff"
+    queued = project.enqueue(role, name, {"from": "lead", "to": role, "type": "note"}, body)
+    target = project.box(role, Box.IN_PROCESS)
+    target.mkdir(parents=True, exist_ok=True)
+    os.rename(queued, target / name)
+
+
+# Hosts of one swarm: the project's name on the message server, and its session record
+# as `up` writes it when some roles run elsewhere.
+PROJECT = "p1"
+
+
+def with_transport(project: Project, url: str, hub: str = "/srv/git/project.git") -> None:
+    toml = f'[transport]\nurl = "{url}"\nhub = "{hub}"\nproject = "{PROJECT}"\n'
+    (project.root / "swarmforge").mkdir(exist_ok=True)
+    (project.root / "swarmforge" / "swarmforge.toml").write_text(toml)
+
+
+def place_elsewhere(project: Project, remote: dict[str, str], keep: tuple[str, ...]) -> None:
+    """A session record as `up` writes it when some roles run on other hosts."""
+    record = sessionrecord.load(str(project.root))
+    assert record is not None
+    roles = [r for r in record.roles if r.name in keep]
+    sessionrecord.save(
+        str(project.root), record.model_copy(update={"roles": roles, "remote": remote})
+    )
+
+
+def beat_of(host: str, roles: dict[str, int], sent_at: float | None = None, **more: Any) -> Any:
+    from swarmforge.net.presence import HostBeat, RoleBeat
+
+    return HostBeat(
+        host=host,
+        primary=more.get("primary", False),
+        machine=f"{host}.example",
+        pid=4242,
+        sent_at=time.time() if sent_at is None else sent_at,
+        run_id="r1",
+        run_state="running",
+        roles=[
+            RoleBeat(name=n, branch=f"swarm/test/{n}", port=p, agent=more.get("agent"))
+            for n, p in roles.items()
+        ],
+    )

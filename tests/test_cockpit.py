@@ -5,73 +5,16 @@ chromium (installed by ./setup.sh), and by plain HTTP requests for the token and
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from swarmforge.views import cockpit
-from tests.realagents import VENV_BIN, require_cli
 from tests.support import make_swarm
 from tests.support import run_cli as sf
-
-WAIT = 30_000  # ms Playwright waits for the page to show something
-
-
-@contextmanager
-def served(root: Path, *options: str) -> Iterator[dict[str, object]]:
-    """`swarmforge cockpit --json` serving `root`; what it printed at start-up."""
-    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
-    server = subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), "cockpit", "--json", *options],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        first = server.stdout.readline()
-        assert first, server.stderr.read() if server.stderr else ""
-        yield json.loads(first)
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            code = server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-            raise AssertionError("the cockpit did not stop on Ctrl-C") from None
-        errors = server.stderr.read() if server.stderr else ""
-        # Stopped as Ctrl-C stops a command: 128 + SIGINT, quietly.
-        assert code == 130 and "Traceback" not in errors, errors
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = require_cli("chromium")
-    with sync_playwright() as play:
-        launched = play.chromium.launch(executable_path=chromium)
-        yield launched
-        launched.close()
-
-
-def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
-    """The status and body of a GET."""
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {})) as r:
-            return r.status, r.read(4096).decode()
-    except urllib.error.HTTPError as refused:
-        return refused.code, refused.read().decode()
+from tests.viewsupport import WAIT, get, served
 
 
 def cell(page: Page, role: str, column: str) -> str:

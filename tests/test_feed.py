@@ -18,8 +18,7 @@ from swarmforge.agents import hints
 from swarmforge.views import cockpit
 from swarmforge.views.feed import Feed
 from swarmforge.views.watchdata import Snapshot
-from tests.support import Project, record_run, retry_until
-from tests.test_watch import in_hand
+from tests.support import Project, in_hand, record_run, retry_until
 
 WAIT = 30.0  # seconds a pushed state may take
 

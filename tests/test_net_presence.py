@@ -19,28 +19,19 @@ from swarmforge.config.settings import TransportSettings
 from swarmforge.doctor import multihost
 from swarmforge.swarm import hoststatus
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
-from tests.support import Project, git, record_run, retry_until
+from tests.support import (
+    PROJECT,
+    Project,
+    beat_of,
+    git,
+    place_elsewhere,
+    record_run,
+    retry_until,
+    with_transport,
+)
 from tests.support import run_cli as sf
 
 __all__ = ["nats_server"]  # the fixture, used by name
-
-PROJECT = "p1"
-
-
-def with_transport(project: Project, url: str, hub: str = "/srv/git/project.git") -> None:
-    toml = f'[transport]\nurl = "{url}"\nhub = "{hub}"\nproject = "{PROJECT}"\n'
-    (project.root / "swarmforge").mkdir(exist_ok=True)
-    (project.root / "swarmforge" / "swarmforge.toml").write_text(toml)
-
-
-def place_elsewhere(project: Project, remote: dict[str, str], keep: tuple[str, ...]) -> None:
-    """A session record as `up` writes it when some roles run on other hosts."""
-    record = sessionrecord.load(str(project.root))
-    assert record is not None
-    roles = [r for r in record.roles if r.name in keep]
-    sessionrecord.save(
-        str(project.root), record.model_copy(update={"roles": roles, "remote": remote})
-    )
 
 
 @pytest.fixture
@@ -58,24 +49,6 @@ def other(nats_server: NatsServer) -> Iterator[Any]:
 
     with Transport(nats_server.url, PROJECT) as client:
         yield client
-
-
-def beat_of(host: str, roles: dict[str, int], sent_at: float | None = None, **more: Any) -> Any:
-    from swarmforge.net.presence import HostBeat, RoleBeat
-
-    return HostBeat(
-        host=host,
-        primary=more.get("primary", False),
-        machine=f"{host}.example",
-        pid=4242,
-        sent_at=time.time() if sent_at is None else sent_at,
-        run_id="r1",
-        run_state="running",
-        roles=[
-            RoleBeat(name=n, branch=f"swarm/test/{n}", port=p, agent=more.get("agent"))
-            for n, p in roles.items()
-        ],
-    )
 
 
 # -- heartbeats -------------------------------------------------------------------------

@@ -27,12 +27,10 @@ from swarmforge.views.feed import Feed
 from swarmforge.views.watch import TextScreen, WatchApp
 from swarmforge.views.watchdata import Snapshot
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
-from tests.support import Project, record_run
-from tests.test_cockpit import WAIT, browser, get, served
-from tests.test_net_presence import PROJECT, beat_of, place_elsewhere, with_transport
-from tests.test_watch import EVERY, cells, until
+from tests.support import PROJECT, Project, beat_of, place_elsewhere, record_run, with_transport
+from tests.viewsupport import EVERY, WAIT, cells, get, served, until
 
-__all__ = ["browser", "nats_server"]  # the fixtures, used by name
+__all__ = ["nats_server"]  # the fixtures, used by name
 
 HERE = socket.gethostname()
 ELSEWHERE = "qa runs on host box-b: its output, diff, handoff and terminal are on that host"

@@ -8,44 +8,28 @@ pytest-asyncio is not a dependency: each test runs its coroutine with asyncio.ru
 from __future__ import annotations
 
 import asyncio
-import os
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Log, Static
+from textual.widgets import Log, Static
 
 from swarmforge import events
 from swarmforge.agents import lifecycle
 from swarmforge.cli.parser import build
-from swarmforge.handoff.mailbox import Box
 from swarmforge.layout import LOGS_DIR
 from swarmforge.times import duration
 from swarmforge.views import watchdata
 from swarmforge.views.watch import TextScreen, WatchApp
-from tests.support import Project, make_swarm, record_run
+from tests.support import Project, in_hand, make_swarm, record_run
 from tests.support import run_cli as sf
-
-# The view's refresh period here (2 s when run for real). The pilot waits for the app to
-# be idle after each key, up to 1 s: a shorter period would keep it from ever being idle.
-EVERY = 0.5
+from tests.viewsupport import EVERY, cells, until
 
 
 def started(project: Project) -> None:
     """A running headless run of the project's roles, as `up` records it, with no processes."""
     record_run(project)
-
-
-def in_hand(project: Project, role: str, body: str) -> None:
-    """Give `role` an item in process, as `ready` leaves it."""
-    name = "50_20260101T000000Z_000001_from_lead_to_coder.handoff"
-    queued = project.enqueue(role, name, {"from": "lead", "to": role, "type": "note"}, body)
-    target = project.box(role, Box.IN_PROCESS)
-    target.mkdir(parents=True, exist_ok=True)
-    os.rename(queued, target / name)
 
 
 def listing(root: Path) -> dict[str, tuple[int, bytes]]:
@@ -57,21 +41,6 @@ def listing(root: Path) -> dict[str, tuple[int, bytes]]:
         if path.is_file() and path.name not in ("index", "index.lock"):
             found[str(path.relative_to(root))] = (path.stat().st_mtime_ns, path.read_bytes())
     return found
-
-
-async def until(pilot: Pilot[None], check: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until `check` holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
-
-
-def cells(app: WatchApp, role: str) -> list[str]:
-    table: DataTable[str] = app.query_one(DataTable)
-    return (
-        [str(c) for c in table.get_row(role)] if role in [str(k.value) for k in table.rows] else []
-    )
 
 
 def shown(app: WatchApp) -> str:
