@@ -14,10 +14,14 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
-from swarmforge.agents import codex as codexconf
 from swarmforge.agents import hints, lifecycle, probe
 from swarmforge.agents import state as agentstate
+from swarmforge.agents.claude.hooks import from_claude
+from swarmforge.agents.codex import hooks as codexhooks
+from swarmforge.agents.codex.agent import Codex
+from swarmforge.agents.codex.hooks import from_codex
 from swarmforge.agents.hints import Hint
+from swarmforge.agents.registry import agent
 from swarmforge.agents.state import Evidence, combine
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
@@ -92,7 +96,7 @@ def test_an_item_in_process_with_nothing_moving_past_the_threshold_is_stalled() 
 
 
 def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
-    claude = hints.from_claude
+    claude = from_claude
     assert claude({"hook_event_name": "PreToolUse"}) == ("working", "claude PreToolUse")
     assert claude({"hook_event_name": "Stop"}) == ("idle", "claude Stop")
     asked = {"hook_event_name": "Notification", "notification_type": "permission_prompt"}
@@ -100,13 +104,13 @@ def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
     reminded = {"hook_event_name": "Notification", "message": "Claude is waiting for your input"}
     assert claude(reminded) == ("idle", "claude Notification")
     assert claude({"hook_event_name": "SessionEnd"}) is None
-    assert hints.from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
+    assert from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
     env = {"SWARMFORGE_PROJECT": str(tmp_path), "SWARMFORGE_ROLE": "coder"}
-    assert hints.record(env, "codex", '{"type": "agent-turn-complete"}')
+    assert hints.record(env, agent("codex"), '{"type": "agent-turn-complete"}')
     hint = hints.read_hint(str(tmp_path), "coder")
     assert hint is not None and (hint.state, hint.source) == ("idle", "codex notify")
-    assert not hints.record({}, "claude", '{"hook_event_name": "Stop"}')
-    assert not hints.record(env, "claude", "not json")
+    assert not hints.record({}, agent("claude"), '{"hook_event_name": "Stop"}')
+    assert not hints.record(env, agent("claude"), "not json")
 
 
 def test_the_callback_never_fails_the_agent(tmp_path: Path) -> None:
@@ -130,7 +134,7 @@ def test_the_stall_threshold_is_a_duration_and_a_bad_one_names_file_and_value() 
 
 
 def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: Path) -> None:
-    codex = hints.from_codex
+    codex = from_codex
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse"):
         assert codex({"hook_event_name": event, "tool_name": "Bash"}) == (
             "working",
@@ -145,18 +149,18 @@ def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: 
     turn_over = '{"type": "agent-turn-complete", "thread-id": "t"}'
     # Without hooks, notify is codex's only word; once a hook spoke, notify is not heard:
     # it also fires when codex's session-title side thread ends, mid-turn.
-    assert hints.record(env, "codex", turn_over)
-    assert hints.record(env, "codex", '{"hook_event_name": "PreToolUse"}')
-    assert not hints.record(env, "codex", turn_over)
+    assert hints.record(env, agent("codex"), turn_over)
+    assert hints.record(env, agent("codex"), '{"hook_event_name": "PreToolUse"}')
+    assert not hints.record(env, agent("codex"), turn_over)
     hint = hints.read_hint(str(tmp_path), "cleaner")
     assert hint is not None and (hint.state, hint.source) == ("working", "codex PreToolUse")
     assert hint.both_sides and not Hint("idle", NOW, "codex notify").both_sides
 
 
 def test_codex_state_hooks_are_one_trusted_config_option() -> None:
-    flag, value = codexconf.state_hook_args()
+    flag, value = codexhooks.state_hook_args()
     hooks = tomllib.loads(value)["hooks"]
-    assert flag == "-c" and set(hooks) == {*codexconf.STATE_HOOKS, "state"}
+    assert flag == "-c" and set(hooks) == {*codexhooks.STATE_HOOKS, "state"}
     handler = hooks["PreToolUse"][0]["hooks"][0]
     assert handler["command"] == "swarmforge agent-state --agent codex"
     # codex trusts a hook whose hash is recorded under its key: the hash that codex 0.171.0
@@ -169,7 +173,7 @@ def test_codex_state_hooks_are_one_trusted_config_option() -> None:
     assert set(hooks["state"]) == {f"/<session-flags>/config.toml:{label}:0:0" for label in labels}
     # One line of TOML, whatever the command holds.
     odd = {"type": "command", "command": 'say "hi" \\ there', "timeout": 1, "async": False}
-    assert tomllib.loads(f"x = {codexconf.inline_toml({'h': [odd]})}")["x"] == {"h": [odd]}
+    assert tomllib.loads(f"x = {codexhooks.inline_toml({'h': [odd]})}")["x"] == {"h": [odd]}
 
 
 REPORTS = (
@@ -222,8 +226,10 @@ def test_codex_screen_status_line_with_activity_is_working_without_its_own_word(
         "",
         "",
     ]
-    assert agentstate.working_line(screen) is not None
-    assert agentstate.working_line(["> Ask Codex to do anything", ""]) is None
+    assert agentstate.working_line(screen, Codex.working_markers) is not None
+    assert (
+        agentstate.working_line(["> Ask Codex to do anything", ""], Codex.working_markers) is None
+    )
     active = with_(RUNNING, active_at=NOW - 1)
     shown = combine(with_(active, working_on_screen=True), NOW, STALL)
     assert shown.reason == "its screen shows it works and its processes or log are active"

@@ -1,4 +1,4 @@
-"""Gathering an agent's evidence and recording its state: `refresh` (see agentstate.py).
+"""Gathering an agent's evidence and recording its state: `refresh` (see state.py).
 
 The pane supervisor (tmux) and the headless runner call `refresh` every few
 seconds for their roles, and once more when a process exits; `status` calls it
@@ -19,6 +19,7 @@ from swarmforge import events, tagging
 from swarmforge.agents import hints, lifecycle
 from swarmforge.agents import state as agentstate
 from swarmforge.agents.lifecycle import AgentLife
+from swarmforge.agents.registry import agent
 from swarmforge.agents.state import Evidence, Report, StateRecord, Verdict
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
@@ -28,8 +29,6 @@ from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
 from swarmforge.tmux import project_socket
 
-# Agents whose screen shows a status line throughout a turn (agentstate.WORKING_MARKERS).
-STATUS_LINE_AGENTS = ("codex",)
 EVERY = 2.0  # seconds between two refreshes by a supervisor
 REPORT_WINDOW = 64 * 1024  # the bytes at the end of a pane log searched for a status report
 
@@ -134,9 +133,10 @@ def _screen(root: str, record: SessionRecord, role: RoleRecord) -> list[str] | N
 
 def _working_on_screen(role: RoleRecord, screen: list[str] | None) -> bool | None:
     """Whether the screen shows the agent's status line of a turn; None if it cannot tell."""
-    if screen is None or role.agent not in STATUS_LINE_AGENTS:
+    markers = agent(role.agent).working_markers
+    if screen is None or not markers:
         return None
-    return agentstate.working_line(screen) is not None
+    return agentstate.working_line(screen, markers) is not None
 
 
 def _active_at(

@@ -2,7 +2,7 @@
 
 Who writes what:
 
-- The agent's own callbacks write a *hint* (agenthint.py), `.swarmforge/agents/<role>.hint.json`:
+- The agent's own callbacks write a *hint* (hints.py), `.swarmforge/agents/<role>.hint.json`:
   claude's hooks (UserPromptSubmit and PreToolUse/PostToolUse: working; Notification:
   waiting for a person, or idle for its idle reminder; Stop: idle), codex's hooks
   when it is given them (UserPromptSubmit, PreToolUse, PostToolUse: working;
@@ -58,10 +58,6 @@ PROMPTS = (
     "[Y/n]",
     "(y/n)",
 )
-# What the status line of an agent in the middle of a turn shows (codex: "• Working (4s •
-# esc to interrupt)"); only with activity does it count as work, since a frozen screen
-# keeps showing it.
-WORKING_MARKERS = ("esc to interrupt",)
 # A program-status report (OSC 7501): `ESC ] 7501 ; state=<word>[:key=value...]`, ended
 # by ST or BEL (one still being written is not one yet). Its words as states; `clear`
 # (no status) says nothing.
@@ -83,7 +79,7 @@ class Evidence:
     alive: bool  # its process runs
     exit_code: int | None = None
     started_at: float | None = None
-    hint: Hint | None = None  # the last word of its callbacks (agenthint.py)
+    hint: Hint | None = None  # the last word of its callbacks (hints.py)
     report: Hint | None = None  # the last status report on its terminal, when first seen
     prompt_on_screen: str | None = None  # the prompt's line, if the screen shows one
     # Its screen shows its working status line; None when the screen cannot tell (no
@@ -178,9 +174,10 @@ def prompt_line(screen: list[str]) -> str | None:
     return _last_line(screen, PROMPTS)
 
 
-def working_line(screen: list[str]) -> str | None:
-    """The status line of a turn in progress among a screen's last lines, if any."""
-    return _last_line(screen, WORKING_MARKERS)
+def working_line(screen: list[str], markers: tuple[str, ...]) -> str | None:
+    """The status line of a turn in progress (one with an agent's `working_markers`) among a
+    screen's last lines, if any."""
+    return _last_line(screen, markers)
 
 
 @dataclass(frozen=True)
