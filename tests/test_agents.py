@@ -16,7 +16,8 @@ from swarmforge.agents.claude.hooks import CLAUDE_HOOKS
 from swarmforge.agents.codex.command import CODEX_REPORTS
 from swarmforge.agents.commands import agent_argv, launch_argv, role_argv
 from swarmforge.agents.execagent import exec_argv
-from swarmforge.config.conf import RoleSpec, parse_config
+from swarmforge.config.conf import parse_config
+from swarmforge.config.roster import RoleSpec
 from swarmforge.errors import SwarmforgeError
 
 TREE = "/work/project/.worktrees/coder"

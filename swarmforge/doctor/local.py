@@ -22,9 +22,9 @@ from swarmforge.agents import trust
 from swarmforge.agents.commands import find_executable
 from swarmforge.agents.homes import trust_key
 from swarmforge.config import sessionrecord, settings
-from swarmforge.config.conf import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
+from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.prompts import shipped_roles_dir
-from swarmforge.config.roster import RoleSpec, SwarmConfig
+from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, RoleSpec, SwarmConfig
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.doctor.check import Check, Status

@@ -9,8 +9,8 @@ from swarmforge import fsutil
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
 from swarmforge.config import prompts, sessionrecord
-from swarmforge.config.conf import CONSTITUTION_FILE, role_prompt_path
-from swarmforge.config.roster import MAIN_CHECKOUT, SwarmConfig
+from swarmforge.config.conf import role_prompt_path
+from swarmforge.config.roster import CONSTITUTION_FILE, MAIN_CHECKOUT, SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
