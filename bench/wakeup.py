@@ -29,8 +29,9 @@ import time
 
 from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker, project_socket
 from swarmforge.handoff import gate
-from swarmforge.rehearse.model import ModelServer, Reply
+from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.rehearsal import agent_env
+from swarmforge.rehearse.wire import Reply
 from swarmforge.swarm import session
 
 ROLES = {"coder": "claude", "cleaner": "codex"}

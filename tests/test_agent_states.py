@@ -14,11 +14,16 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
-from swarmforge.agents import codex as codexconf
-from swarmforge.agents import hints, lifecycle, probe
-from swarmforge.agents import state as agentstate
+from swarmforge.agents import evidence, hints, lifecycle, staterecord
+from swarmforge.agents.claude.hooks import from_claude
+from swarmforge.agents.codex import hooks as codexhooks
+from swarmforge.agents.codex.agent import Codex
+from swarmforge.agents.codex.hooks import from_codex
 from swarmforge.agents.hints import Hint
-from swarmforge.agents.state import Evidence, combine
+from swarmforge.agents.registry import agent
+from swarmforge.agents.reports import last_report
+from swarmforge.agents.screen import prompt_line, working_line
+from swarmforge.agents.state import Evidence, Verdict, combine, said
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
 from swarmforge.errors import CorruptFile
@@ -53,7 +58,7 @@ def test_an_approval_prompt_on_the_screen_is_waiting_whatever_the_hooks_said() -
     ev = with_(RUNNING, hint=Hint("working", NOW - 5, "claude PreToolUse"))
     verdict = combine(with_(ev, prompt_on_screen=" Do you want to proceed?"), NOW, STALL)
     assert verdict.state == "waiting" and "Do you want to proceed?" in verdict.reason
-    assert agentstate.prompt_line(["│ Bash command", "│ Do you want to proceed?", "│ 1. Yes"])
+    assert prompt_line(["│ Bash command", "│ Do you want to proceed?", "│ 1. Yes"])
 
 
 def test_claude_hooks_decide_between_working_waiting_and_idle() -> None:
@@ -92,7 +97,7 @@ def test_an_item_in_process_with_nothing_moving_past_the_threshold_is_stalled() 
 
 
 def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
-    claude = hints.from_claude
+    claude = from_claude
     assert claude({"hook_event_name": "PreToolUse"}) == ("working", "claude PreToolUse")
     assert claude({"hook_event_name": "Stop"}) == ("idle", "claude Stop")
     asked = {"hook_event_name": "Notification", "notification_type": "permission_prompt"}
@@ -100,13 +105,13 @@ def test_hook_inputs_map_to_hints(tmp_path: Path) -> None:
     reminded = {"hook_event_name": "Notification", "message": "Claude is waiting for your input"}
     assert claude(reminded) == ("idle", "claude Notification")
     assert claude({"hook_event_name": "SessionEnd"}) is None
-    assert hints.from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
+    assert from_codex({"type": "agent-turn-complete"}) == ("idle", "codex notify")
     env = {"SWARMFORGE_PROJECT": str(tmp_path), "SWARMFORGE_ROLE": "coder"}
-    assert hints.record(env, "codex", '{"type": "agent-turn-complete"}')
+    assert hints.record(env, agent("codex"), '{"type": "agent-turn-complete"}')
     hint = hints.read_hint(str(tmp_path), "coder")
     assert hint is not None and (hint.state, hint.source) == ("idle", "codex notify")
-    assert not hints.record({}, "claude", '{"hook_event_name": "Stop"}')
-    assert not hints.record(env, "claude", "not json")
+    assert not hints.record({}, agent("claude"), '{"hook_event_name": "Stop"}')
+    assert not hints.record(env, agent("claude"), "not json")
 
 
 def test_the_callback_never_fails_the_agent(tmp_path: Path) -> None:
@@ -130,7 +135,7 @@ def test_the_stall_threshold_is_a_duration_and_a_bad_one_names_file_and_value() 
 
 
 def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: Path) -> None:
-    codex = hints.from_codex
+    codex = from_codex
     for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse"):
         assert codex({"hook_event_name": event, "tool_name": "Bash"}) == (
             "working",
@@ -145,18 +150,18 @@ def test_codex_hook_inputs_map_to_hints_and_its_notify_yields_to_them(tmp_path: 
     turn_over = '{"type": "agent-turn-complete", "thread-id": "t"}'
     # Without hooks, notify is codex's only word; once a hook spoke, notify is not heard:
     # it also fires when codex's session-title side thread ends, mid-turn.
-    assert hints.record(env, "codex", turn_over)
-    assert hints.record(env, "codex", '{"hook_event_name": "PreToolUse"}')
-    assert not hints.record(env, "codex", turn_over)
+    assert hints.record(env, agent("codex"), turn_over)
+    assert hints.record(env, agent("codex"), '{"hook_event_name": "PreToolUse"}')
+    assert not hints.record(env, agent("codex"), turn_over)
     hint = hints.read_hint(str(tmp_path), "cleaner")
     assert hint is not None and (hint.state, hint.source) == ("working", "codex PreToolUse")
     assert hint.both_sides and not Hint("idle", NOW, "codex notify").both_sides
 
 
 def test_codex_state_hooks_are_one_trusted_config_option() -> None:
-    flag, value = codexconf.state_hook_args()
+    flag, value = codexhooks.state_hook_args()
     hooks = tomllib.loads(value)["hooks"]
-    assert flag == "-c" and set(hooks) == {*codexconf.STATE_HOOKS, "state"}
+    assert flag == "-c" and set(hooks) == {*codexhooks.STATE_HOOKS, "state"}
     handler = hooks["PreToolUse"][0]["hooks"][0]
     assert handler["command"] == "swarmforge agent-state --agent codex"
     # codex trusts a hook whose hash is recorded under its key: the hash that codex 0.171.0
@@ -169,7 +174,7 @@ def test_codex_state_hooks_are_one_trusted_config_option() -> None:
     assert set(hooks["state"]) == {f"/<session-flags>/config.toml:{label}:0:0" for label in labels}
     # One line of TOML, whatever the command holds.
     odd = {"type": "command", "command": 'say "hi" \\ there', "timeout": 1, "async": False}
-    assert tomllib.loads(f"x = {codexconf.inline_toml({'h': [odd]})}")["x"] == {"h": [odd]}
+    assert tomllib.loads(f"x = {codexhooks.inline_toml({'h': [odd]})}")["x"] == {"h": [odd]}
 
 
 REPORTS = (
@@ -180,35 +185,33 @@ REPORTS = (
 
 
 def test_status_reports_on_the_terminal_map_to_states() -> None:
-    found = agentstate.last_report(REPORTS, 1000)
+    found = last_report(REPORTS, 1000)
     assert found is not None
     assert (found.state, found.source) == ("waiting", "codex terminal status")
     assert found.offset == 1000 + REPORTS.index(b"\x1b]7501;state=blocked")
-    done = agentstate.last_report(REPORTS + b"\x1b]7501;state=done:app=codex\x07", 0)
+    done = last_report(REPORTS + b"\x1b]7501;state=done:app=codex\x07", 0)
     assert done is not None and done.state == "idle"
     # `clear`, a report still being written, or an unknown word say nothing new.
     for tail in (b"\x1b]7501;state=clear\x1b\\", b"\x1b]7501;state=id", b"\x1b]7501;state=x\x07"):
-        later = agentstate.last_report(REPORTS + tail, 0)
+        later = last_report(REPORTS + tail, 0)
         assert later is not None and later.state == "waiting"
-    assert agentstate.last_report(b"no reports here", 0) is None
+    assert last_report(b"no reports here", 0) is None
 
 
 def test_codex_hooks_outrank_its_terminal_status_which_outranks_its_notify() -> None:
     report = Hint("working", NOW - 5, "codex terminal status")
     notify = Hint("idle", NOW - 1, "codex notify")
-    assert agentstate.said(with_(RUNNING, hint=notify, report=report)) == report
+    assert said(with_(RUNNING, hint=notify, report=report)) == report
     hook = Hint("working", NOW - 20, "codex PreToolUse")
-    assert agentstate.said(with_(RUNNING, hint=hook, report=report)) == hook
-    assert agentstate.said(with_(RUNNING, hint=notify)) == notify
+    assert said(with_(RUNNING, hint=hook, report=report)) == hook
+    assert said(with_(RUNNING, hint=notify)) == notify
     # A report from before the agent's last start is not its word.
     old = Hint("idle", NOW - 500, "codex terminal status")
-    assert agentstate.said(with_(RUNNING, hint=notify, report=old)) == notify
+    assert said(with_(RUNNING, hint=notify, report=old)) == notify
     waiting = combine(
         with_(RUNNING, report=Hint("waiting", NOW - 1, "codex terminal status")), NOW, STALL
     )
-    assert waiting == agentstate.Verdict(
-        "waiting", "codex terminal status says it waits for a person"
-    )
+    assert waiting == Verdict("waiting", "codex terminal status says it waits for a person")
     # Its terminal status tells both sides of a turn: redraws after its end are no work.
     idle = with_(RUNNING, report=Hint("idle", NOW - 30, "codex terminal status"), active_at=NOW)
     assert combine(idle, NOW, STALL).reason == "codex terminal status says its turn ended"
@@ -222,14 +225,14 @@ def test_codex_screen_status_line_with_activity_is_working_without_its_own_word(
         "",
         "",
     ]
-    assert agentstate.working_line(screen) is not None
-    assert agentstate.working_line(["> Ask Codex to do anything", ""]) is None
+    assert working_line(screen, Codex.working_markers) is not None
+    assert working_line(["> Ask Codex to do anything", ""], Codex.working_markers) is None
     active = with_(RUNNING, active_at=NOW - 1)
     shown = combine(with_(active, working_on_screen=True), NOW, STALL)
     assert shown.reason == "its screen shows it works and its processes or log are active"
     # Activity alone, where the screen would show a turn, is no work (a redraw, typing).
     quiet = combine(with_(active, working_on_screen=False), NOW, STALL)
-    assert quiet == agentstate.Verdict("idle", "its screen shows no turn in progress")
+    assert quiet == Verdict("idle", "its screen shows no turn in progress")
     # The status line of a frozen screen, without activity, is no work either.
     assert judged(with_(RUNNING, active_at=NOW - 60, working_on_screen=True)) == "idle"
 
@@ -237,7 +240,7 @@ def test_codex_screen_status_line_with_activity_is_working_without_its_own_word(
 def test_a_dialog_drawn_high_on_a_tall_pane_is_found() -> None:
     dialog = ["  Would you like to run the following command?", "  $ rm -rf scratch"]
     screen = [*dialog, "  Press enter to confirm or esc to cancel", *[""] * 40]
-    assert agentstate.prompt_line(screen) == "  Press enter to confirm or esc to cancel"
+    assert prompt_line(screen) == "  Press enter to confirm or esc to cancel"
 
 
 def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) -> None:
@@ -245,22 +248,22 @@ def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) 
     logs.mkdir(parents=True)
     log = logs / "cleaner.log"
     log.write_bytes(REPORTS)
-    first = probe.log_report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
+    first = evidence.log_report(str(tmp_path), "cleaner", None, len(REPORTS), NOW)
     assert first is not None and (first.state, first.at) == ("waiting", NOW)
-    before = agentstate.StateRecord(
+    before = staterecord.StateRecord(
         role="cleaner", run_id="r", state="waiting", since="s", report=first
     )
     # Seen again later: known since it was first seen.
-    again = probe.log_report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
+    again = evidence.log_report(str(tmp_path), "cleaner", before, len(REPORTS), NOW + 2)
     assert again == first
     # Pushed out of the window by a long turn's redraws: it still stands.
-    log.write_bytes(REPORTS + b"x" * probe.REPORT_WINDOW)
+    log.write_bytes(REPORTS + b"x" * evidence.REPORT_WINDOW)
     size = log.stat().st_size
-    assert probe.log_report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
+    assert evidence.log_report(str(tmp_path), "cleaner", before, size, NOW + 4) == first
     # A new report replaces it, from the moment it is seen.
     log.write_bytes(log.read_bytes() + b"\x1b]7501;state=working:app=codex\x1b\\")
     size = log.stat().st_size
-    newer = probe.log_report(str(tmp_path), "cleaner", before, size, NOW + 6)
+    newer = evidence.log_report(str(tmp_path), "cleaner", before, size, NOW + 6)
     assert newer is not None and (newer.state, newer.at) == ("working", NOW + 6)
 
 
@@ -407,7 +410,7 @@ def reported(repo: Path, role: str) -> tuple[str, str] | None:
     """The state and source of the last status report recorded of `role`'s terminal."""
     record = sessionrecord.load(str(repo))
     assert record is not None
-    found = agentstate.load_record(str(repo), role, record.run_id)
+    found = staterecord.load_record(str(repo), role, record.run_id)
     report = found.report if found is not None else None
     return (report.state, report.source) if report is not None else None
 

@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 from swarmforge.agents import commands
-from swarmforge.agents.commands import Launch, agent_argv, exec_argv, launch_argv, role_argv
-from swarmforge.config.conf import RoleSpec, parse_config
+from swarmforge.agents.agent import HEADLESS_NOTE, MAX_PROMPT_ARG, Launch
+from swarmforge.agents.claude.command import claude_settings, helper_settings
+from swarmforge.agents.claude.hooks import CLAUDE_HOOKS
+from swarmforge.agents.codex.command import CODEX_REPORTS
+from swarmforge.agents.commands import agent_argv, launch_argv, role_argv
+from swarmforge.agents.execagent import exec_argv
+from swarmforge.config.conf import parse_config
+from swarmforge.config.roster import RoleSpec
 from swarmforge.errors import SwarmforgeError
 
 TREE = "/work/project/.worktrees/coder"
@@ -42,7 +48,7 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
         "-n",
         "SwarmForge Coder",
         "--settings",
-        commands.claude_settings(True),
+        claude_settings(True),
         "--model",
         "opus 4",
         "--",
@@ -53,22 +59,22 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
 def test_claude_without_allow_helpers_gets_only_its_state_hooks() -> None:
     argv = agent_argv(role("window coder claude coder"), NO_HELPERS)
     settings = json.loads(argv[argv.index("--settings") + 1])
-    assert "permissions" not in settings and set(settings["hooks"]) == set(commands.CLAUDE_HOOKS)
+    assert "permissions" not in settings and set(settings["hooks"]) == set(CLAUDE_HOOKS)
     assert argv[-2:] == ["--", TEXT]
-    hooks = json.loads(commands.claude_settings(True))["hooks"]["Stop"][0]["hooks"]
+    hooks = json.loads(claude_settings(True))["hooks"]["Stop"][0]["hooks"]
     assert hooks == [{"type": "command", "command": "swarmforge agent-state --agent claude"}]
 
 
 def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
     from swarmforge.layout import SCRIPTS
 
-    assert commands.helper_settings() == HELPERS_JSON
-    allowed = json.loads(commands.helper_settings())["permissions"]["allow"]
+    assert helper_settings() == HELPERS_JSON
+    allowed = json.loads(helper_settings())["permissions"]["allow"]
     assert allowed == [f"Bash({name}:*)" for name in SCRIPTS]
 
 
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
-    shell = ["-c", "allow_login_shell=false", *commands.CODEX_REPORTS]
+    shell = ["-c", "allow_login_shell=false", *CODEX_REPORTS]
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",
@@ -158,7 +164,7 @@ def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
         TREE,
         "-c",
         "allow_login_shell=false",
-        *commands.CODEX_REPORTS,
+        *CODEX_REPORTS,
         "--note",
         "a; rm -rf / #",
         "--",
@@ -204,7 +210,7 @@ def test_a_command_with_a_slash_is_found_from_the_worktree(tmp_path: Path) -> No
 
 
 PRINTOUT = "TASK: /p/in_process/x.handoff\nFROM: user\nTYPE: note\nPRIORITY: 50\nPAYLOAD:\n-x\n"
-PROMPT = f"{TEXT}\n{commands.HEADLESS_NOTE}\n{PRINTOUT}"
+PROMPT = f"{TEXT}\n{HEADLESS_NOTE}\n{PRINTOUT}"
 
 
 def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> None:
@@ -219,7 +225,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        commands.claude_settings(True),
+        claude_settings(True),
         "--allowedTools",
         "Edit",
         "Read",
@@ -236,7 +242,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        commands.claude_settings(False),
+        claude_settings(False),
         "--",
         "p",
     ]
@@ -262,10 +268,10 @@ def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> Non
 
 
 def test_a_prompt_too_long_for_one_argument_goes_on_stdin() -> None:
-    long = PRINTOUT + "x" * commands.MAX_PROMPT_ARG
+    long = PRINTOUT + "x" * MAX_PROMPT_ARG
     claude = commands.item_invocation(role("window coder claude coder"), LAUNCH, long)
-    assert claude.argv[-2:] == ["--settings", commands.claude_settings(True)]
-    assert claude.stdin == f"{TEXT}\n{commands.HEADLESS_NOTE}\n{long}".encode()
+    assert claude.argv[-2:] == ["--settings", claude_settings(True)]
+    assert claude.stdin == f"{TEXT}\n{HEADLESS_NOTE}\n{long}".encode()
     codex = commands.item_invocation(role("window coder codex coder"), LAUNCH, long)
     assert codex.argv[-2:] == ["--", "-"] and codex.stdin == claude.stdin
 

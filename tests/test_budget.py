@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge import events
-from swarmforge.agents.tokens import claude_project_dir
+from swarmforge.agents.claude.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import NotifySettings, parse_settings

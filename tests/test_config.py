@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from swarmforge.config import conf as sfconfig
-from swarmforge.config.conf import RoleSpec, SwarmConfig, load_config, parse_config
+from swarmforge.config.conf import load_config, parse_config
 from swarmforge.config.prompts import shipped_packs_dir, shipped_roles_dir
+from swarmforge.config.roster import RoleSpec, SwarmConfig, display_name
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
 CONF = "/p/swarmforge/swarmforge.conf"
@@ -203,8 +203,8 @@ def test_unknown_role_lookup_is_an_error() -> None:
 
 
 def test_display_names_follow_swarmforge() -> None:
-    assert sfconfig.display_name("code-reviewer") == "Code Reviewer"
-    assert sfconfig.display_name("QA") == "Qa"
+    assert display_name("code-reviewer") == "Code Reviewer"
+    assert display_name("QA") == "Qa"
 
 
 def test_load_config_needs_the_config_and_the_constitution(tmp_path: Path) -> None:

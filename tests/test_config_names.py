@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swarmforge.config.conf import RoleSpec, load_config, parse_config
+from swarmforge.config.conf import load_config, parse_config
+from swarmforge.config.roster import RoleSpec
 from swarmforge.errors import CorruptFile
 from swarmforge.roletable import parse_roles, role_name_problem
 from tests.support import git, run_cli

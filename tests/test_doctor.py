@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.agents import trust
+from swarmforge.agents.seed import seed_home
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.doctor import local
@@ -46,7 +46,7 @@ def sf(
 
 def seeded(tmp_path: Path, root: Path) -> dict[str, str]:
     """The environment of a home where claude and codex would start in `root` unasked."""
-    return trust.seed_home(str(tmp_path / "home"), str(root), api_key="sk-test").env()
+    return seed_home(str(tmp_path / "home"), str(root), api_key="sk-test").env()
 
 
 def checks(r: subprocess.CompletedProcess[str]) -> dict[str, dict[str, str]]:

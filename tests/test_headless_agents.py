@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.agents import commands
-from swarmforge.agents.commands import Invocation
+from swarmforge.agents.agent import Invocation, Launch, headless_prompt
+from swarmforge.agents.claude.command import claude_settings
+from swarmforge.agents.codex.command import CODEX_REPORTS
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -79,7 +80,7 @@ def test_headless_claude_and_codex_roles_run_the_loop(swarm: Swarm) -> None:
 def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
     coder = swarm.command("coder", "tmux")
     assert coder[0] == "claude" and "-p" not in coder
-    assert coder[coder.index("--settings") + 1] == commands.claude_settings(True)
+    assert coder[coder.index("--settings") + 1] == claude_settings(True)
     assert coder[-1] == prompts.instruction_text("coder")
     fixer = swarm.command("fixer", "tmux")
     assert fixer == [
@@ -88,7 +89,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
         swarm.records["fixer"].path,
         "-c",
         "allow_login_shell=false",
-        *commands.CODEX_REPORTS,
+        *CODEX_REPORTS,
         "-m",
         "o3",
         "--",
@@ -125,7 +126,7 @@ def test_allow_helpers_false_leaves_claude_only_its_state_hooks(swarm: Swarm) ->
     Path(swarm.root, "swarmforge", "swarmforge.toml").write_text(
         "[roles.coder]\nallow_helpers = false\n"
     )
-    only_hooks = commands.claude_settings(False)
+    only_hooks = claude_settings(False)
     tmux = swarm.command("coder", "tmux")
     assert tmux[tmux.index("--settings") + 1] == only_hooks
     invocation = item_command(swarm.root, swarm.config, swarm.records["coder"])("TASK: x\n")
@@ -136,10 +137,8 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
     printout = "TASK: /t/x.handoff\nFROM: user\nPAYLOAD:\nwork\n"
     claude = item_command(swarm.root, swarm.config, swarm.records["coder"])(printout)
     instructions = prompts.instruction_path(swarm.root, "coder")
-    launch = commands.Launch(
-        swarm.records["coder"].path, instructions, prompts.instruction_text("coder")
-    )
-    prompt = commands.headless_prompt(launch, printout)
+    launch = Launch(swarm.records["coder"].path, instructions, prompts.instruction_text("coder"))
+    prompt = headless_prompt(launch, printout)
     assert prompt.startswith(prompts.instruction_text("coder")) and prompt.endswith(printout)
     assert claude == Invocation(
         [
@@ -150,7 +149,7 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
             "--permission-mode",
             "acceptEdits",
             "--settings",
-            commands.claude_settings(True),
+            claude_settings(True),
             "--model",
             "sonnet",
             "--",

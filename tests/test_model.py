@@ -18,7 +18,9 @@ import psutil
 import pytest
 import tomli_w
 
-from swarmforge.rehearse.model import Exchange, ModelServer, Reply, shell_call
+from swarmforge.rehearse.model import ModelServer
+from swarmforge.rehearse.openai import shell_call
+from swarmforge.rehearse.wire import Exchange, Reply
 from tests.realagents import require_cli
 from tests.support import retry_until
 

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.agents.tokens import Meter, Tokens, claude_project_dir, role_tokens
-from swarmforge.rehearse.model import Exchange, ModelServer, Reply
+from swarmforge.agents.claude.tokens import claude_project_dir, claude_tokens
+from swarmforge.agents.codex.tokens import codex_tokens
+from swarmforge.agents.registry import agent as find_agent
+from swarmforge.agents.tokens import Meter, Tokens
+from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.rehearsal import agent_env
-from swarmforge.rehearse.wire import TOKENS_IN, TOKENS_OUT
+from swarmforge.rehearse.wire import TOKENS_IN, TOKENS_OUT, Exchange, Reply
 from tests.realagents import VENV_BIN, require_cli
 
 ARGV = {
@@ -55,9 +58,9 @@ def test_a_real_agents_tokens_are_its_model_calls_usage(agent: str, tmp_path: Pa
         _run(agent, env, elsewhere, "not this project")
         calls = [e for e in server.exchanges(agent) if not e.side]
     in_project = len(calls) - 1  # each run here is one model call; the last was elsewhere
-    spent = role_tokens(agent, env, str(project), since)
+    spent = find_agent(agent).tokens(env, str(project), since)
     assert spent == Tokens(input=TOKENS_IN * in_project, output=TOKENS_OUT * in_project)
-    assert role_tokens(agent, env, str(project), time.time() + 60) == Tokens()
+    assert find_agent(agent).tokens(env, str(project), time.time() + 60) == Tokens()
 
 
 def test_a_claude_message_written_in_pieces_is_counted_once(tmp_path: Path) -> None:
@@ -87,15 +90,15 @@ def test_a_claude_message_written_in_pieces_is_counted_once(tmp_path: Path) -> N
     (directory / "session.jsonl").write_text(text)
     since = 1764580000.0  # 2025-12-01T09:06:40Z, well before both
     assert directory.name == "-src-app--worktrees-coder"
-    spent = role_tokens("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, since)
+    spent = find_agent("claude").tokens({"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, since)
     assert spent == Tokens(input=20, output=10, cache_read=200)
     started = 1764579600.0 + 365 * 86400 + 1800  # 2026-12-01T09:30:00Z
-    spent = role_tokens("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, started)
+    spent = find_agent("claude").tokens({"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, started)
     assert spent == Tokens(input=10, output=5, cache_read=100)
     assert spent.total == 115
-    assert role_tokens("aider", {}, cwd, since) is None
+    assert find_agent("aider").tokens({}, cwd, since) is None
     os.utime(directory / "session.jsonl", (0, 0))  # untouched since long before: not read
-    assert role_tokens("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, since) == Tokens()
+    assert find_agent("claude").tokens({"CLAUDE_CONFIG_DIR": str(tmp_path)}, cwd, since) == Tokens()
 
 
 def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path) -> None:
@@ -178,8 +181,8 @@ def test_the_meter_agrees_with_a_whole_read_as_claude_transcripts_change(tmp_pat
     meter = Meter()
 
     def spent(since: float = SINCE) -> int:
-        kept = meter.claude(str(tmp_path), cwd, since)
-        assert kept == Meter().claude(str(tmp_path), cwd, since), "as a whole read finds"
+        kept = claude_tokens(str(tmp_path), cwd, since, meter)
+        assert kept == claude_tokens(str(tmp_path), cwd, since, Meter()), "as a whole read finds"
         return kept.input
 
     first.write_text(_claude_line("m1", 10, cwd) + _claude_line("m1", 10, cwd))
@@ -218,8 +221,8 @@ def test_the_meter_agrees_with_a_whole_read_as_codex_rollouts_change(tmp_path: P
     meter = Meter()
 
     def spent() -> Tokens:
-        kept = meter.codex(str(tmp_path), cwd, SINCE)
-        assert kept == Meter().codex(str(tmp_path), cwd, SINCE), "as a whole read finds"
+        kept = codex_tokens(str(tmp_path), cwd, SINCE, meter)
+        assert kept == codex_tokens(str(tmp_path), cwd, SINCE, Meter()), "as a whole read finds"
         return kept
 
     ours.write_text(_codex_meta(cwd) + _codex_line(100))
@@ -256,15 +259,15 @@ def test_lines_already_read_are_not_read_again(tmp_path: Path) -> None:
         _claude_line("m1", 10, cwd) + "".join(_claude_line(f"n{i}", 0, cwd) for i in range(9))
     )
     meter = Meter(max_groups=1)
-    assert meter.claude(str(tmp_path), cwd, SINCE).input == 10
+    assert claude_tokens(str(tmp_path), cwd, SINCE, meter).input == 10
     with path.open("r+b") as f:  # an edit no agent makes: only a meter reading again sees it
         text = f.read()
         f.seek(text.index(b'"input_tokens": 10'))
         f.write(b'"input_tokens": 90')
-    assert meter.claude(str(tmp_path), cwd, SINCE).input == 10
+    assert claude_tokens(str(tmp_path), cwd, SINCE, meter).input == 10
     _append(path, _claude_line("m2", 1, cwd))
-    assert meter.claude(str(tmp_path), cwd, SINCE).input == 11
-    assert Meter().claude(str(tmp_path), cwd, SINCE).input == 91
+    assert claude_tokens(str(tmp_path), cwd, SINCE, meter).input == 11
+    assert claude_tokens(str(tmp_path), cwd, SINCE, Meter()).input == 91
     # Another group of files pushes this one out of a meter that keeps one: read afresh.
-    assert meter.claude(str(tmp_path), "/src/other", SINCE) == Tokens()
-    assert meter.claude(str(tmp_path), cwd, SINCE).input == 91
+    assert claude_tokens(str(tmp_path), "/src/other", SINCE, meter) == Tokens()
+    assert claude_tokens(str(tmp_path), cwd, SINCE, meter).input == 91

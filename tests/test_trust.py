@@ -20,6 +20,9 @@ import psutil
 import pytest
 
 from swarmforge.agents import trust
+from swarmforge.agents.claude.trust import claude_config_path
+from swarmforge.agents.codex.trust import Provider, codex_config_path
+from swarmforge.agents.seed import seed_home
 from swarmforge.errors import SwarmforgeError
 from swarmforge.rehearse.rehearsal import CLAUDE_OFFLINE
 from tests.realagents import require_cli
@@ -308,17 +311,17 @@ def test_an_api_key_must_be_approved_and_trust_approves_it(tmp_path: Path) -> No
 
 def test_where_the_agents_keep_their_files(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
-    assert trust.claude_config_path(env) == str(tmp_path / ".claude.json")
-    assert trust.codex_config_path(env) == str(tmp_path / ".codex" / "config.toml")
+    assert claude_config_path(env) == str(tmp_path / ".claude.json")
+    assert codex_config_path(env) == str(tmp_path / ".codex" / "config.toml")
     env |= {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "CODEX_HOME": str(tmp_path / "cx")}
-    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
-    assert trust.codex_config_path(env) == str(tmp_path / "cx" / "config.toml")
+    assert claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
+    assert codex_config_path(env) == str(tmp_path / "cx" / "config.toml")
     # A non-empty legacy .config.json wins.
     (tmp_path / "cc").mkdir()
     (tmp_path / "cc" / ".config.json").write_text("")
-    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
+    assert claude_config_path(env) == str(tmp_path / "cc" / ".claude.json")
     (tmp_path / "cc" / ".config.json").write_text("{}")
-    assert trust.claude_config_path(env) == str(tmp_path / "cc" / ".config.json")
+    assert claude_config_path(env) == str(tmp_path / "cc" / ".config.json")
     # codex refuses to start when CODEX_HOME names no directory.
     (found,) = trust.blockers("codex", str(tmp_path), env)
     assert "CODEX_HOME" in found.problem and found.fix.startswith("mkdir -p ")
@@ -350,12 +353,12 @@ def test_codex_needs_a_provider_it_can_use(tmp_path: Path) -> None:
 
 
 def test_seed_home_refuses_to_replace_a_file(tmp_path: Path) -> None:
-    seeded = trust.seed_home(str(tmp_path / "h"), str(tmp_path), api_key=API_KEY)
+    seeded = seed_home(str(tmp_path / "h"), str(tmp_path), api_key=API_KEY)
     assert seeded.env()["CODEX_HOME"] == str(tmp_path / "h" / ".codex")
     auth = json.loads((tmp_path / "h" / ".codex" / "auth.json").read_text())
     assert auth["OPENAI_API_KEY"] == API_KEY
     with pytest.raises(SwarmforgeError, match="exists"):
-        trust.seed_home(str(tmp_path / "h"), str(tmp_path))
+        seed_home(str(tmp_path / "h"), str(tmp_path))
 
 
 # The real agents, started in a private tmux server: no question may stand in the way.
@@ -447,10 +450,8 @@ def worktree(root: Path) -> Path:
 def test_a_seeded_home_starts_the_real_agent_without_a_question(
     agent: str, root: Path, tmp_path: Path, tmux: list[str]
 ) -> None:
-    provider = trust.Provider(base_url=dead_url() + "/v1", env_key="SF_TEST_MODEL_KEY")
-    seeded = trust.seed_home(
-        str(tmp_path / "home"), str(root), api_key=API_KEY, codex_provider=provider
-    )
+    provider = Provider(base_url=dead_url() + "/v1", env_key="SF_TEST_MODEL_KEY")
+    seeded = seed_home(str(tmp_path / "home"), str(root), api_key=API_KEY, codex_provider=provider)
     env = {**agent_env(agent, tmp_path / "home"), **seeded.env(), **CLAUDE_OFFLINE}
     pane = start(tmux, agent, worktree(root), env)
     assert ready(agent, pane), pane

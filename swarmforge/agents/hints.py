@@ -1,13 +1,14 @@
-"""What an agent's own callbacks say of it: claude's and codex's hooks, codex's `notify` program.
+"""What an agent's own callbacks say of it: the hint file its hooks or `notify` program write.
 
 They run `swarmforge agent-state` (an internal subcommand) inside the role's
 environment, which names the project (`SWARMFORGE_PROJECT`) and the role
 (`SWARMFORGE_ROLE`). The callback writes the hint file and nothing else, quickly
 and with the standard library only: it runs at every tool call of a claude
-agent. A hint is evidence that agentstate.py combines with the rest; it never
+agent. Each agent's `hint` reads what its callback says (claude/hooks.py,
+codex/hooks.py). A hint is evidence that state.py combines with the rest; it never
 fails the agent that sent it.
 
-Hooks (claude's; codex's when given `codexconf.state_hook_args`) report both sides
+Hooks (claude's; codex's when given `codex.hooks.state_hook_args`) report both sides
 of a turn. codex's `notify` program reports only an end (`agent-turn-complete`, its
 one payload type), and not only of the agent's turns: codex also notifies when the
 side thread that titles its session ends, just after the agent's first turn has
@@ -21,16 +22,17 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swarmforge import fsutil
+from swarmforge.agents.codex.hooks import CODEX_NOTIFY
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import AGENTS_DIR
 
+if TYPE_CHECKING:
+    from swarmforge.agents.agent import Agent
+
 HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of themselves
-CLAUDE_WORKING = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
-CLAUDE_IDLE_NOTICES = ("idle_prompt",)  # its reminder after a while without input
-CODEX_WORKING = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
-CODEX_NOTIFY = "codex notify"  # the source of a hint from codex's notify program
 
 
 def hint_path(root: str, role: str) -> str:
@@ -75,36 +77,6 @@ def read_hint(root: str, role: str) -> Hint | None:
     return hint if hint.state in HINTS else None
 
 
-def from_claude(payload: dict[str, object]) -> tuple[str, str] | None:
-    """The state and source a claude hook's JSON input says, or None for other hooks."""
-    event = str(payload.get("hook_event_name", ""))
-    if event in CLAUDE_WORKING:
-        return "working", f"claude {event}"
-    if event == "Stop":
-        return "idle", "claude Stop"
-    if event == "Notification":
-        kind = str(payload.get("notification_type", ""))
-        message = str(payload.get("message", ""))
-        if kind in CLAUDE_IDLE_NOTICES or "waiting for your input" in message:
-            return "idle", "claude Notification"
-        return "waiting", "claude Notification"
-    return None
-
-
-def from_codex(payload: dict[str, object]) -> tuple[str, str] | None:
-    """The state and source of a codex hook's JSON input or `notify` argument, or None."""
-    event = str(payload.get("hook_event_name", ""))
-    if event in CODEX_WORKING:
-        return "working", f"codex {event}"
-    if event == "PermissionRequest":
-        return "waiting", f"codex {event}"
-    if event == "Stop":
-        return "idle", f"codex {event}"
-    if payload.get("type") == "agent-turn-complete":
-        return "idle", CODEX_NOTIFY
-    return None
-
-
 def _superseded(root: str, role: str, source: str) -> bool:
     """True for a notify from a codex whose hooks speak (they say more, and only of its turns)."""
     if source != CODEX_NOTIFY:
@@ -113,7 +85,7 @@ def _superseded(root: str, role: str, source: str) -> bool:
     return last is not None and last.both_sides
 
 
-def record(env: dict[str, str], agent: str, document: str) -> bool:
+def record(env: dict[str, str], agent: Agent, document: str) -> bool:
     """Write the hint that `document` (a hook's input, a notify argument) gives; True if so."""
     root, role = env.get("SWARMFORGE_PROJECT"), env.get("SWARMFORGE_ROLE")
     if not root or not role:
@@ -124,7 +96,7 @@ def record(env: dict[str, str], agent: str, document: str) -> bool:
         return False
     if not isinstance(payload, dict):
         return False
-    said = from_claude(payload) if agent == "claude" else from_codex(payload)
+    said = agent.hint(payload)
     if said is None or _superseded(root, role, said[1]):
         return False
     write_hint(root, role, *said)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
 Env = Mapping[str, str]
+NEW_FILE_MODE = 0o600  # what both agents give the files they create
 
 
 @dataclass(frozen=True)

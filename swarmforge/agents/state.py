@@ -2,7 +2,7 @@
 
 Who writes what:
 
-- The agent's own callbacks write a *hint* (agenthint.py), `.swarmforge/agents/<role>.hint.json`:
+- The agent's own callbacks write a *hint* (hints.py), `.swarmforge/agents/<role>.hint.json`:
   claude's hooks (UserPromptSubmit and PreToolUse/PostToolUse: working; Notification:
   waiting for a person, or idle for its idle reminder; Stop: idle), codex's hooks
   when it is given them (UserPromptSubmit, PreToolUse, PostToolUse: working;
@@ -10,15 +10,16 @@ Who writes what:
   (agent-turn-complete: idle) call `swarmforge agent-state`. A hint is what the
   agent said last and when; it is never the state on its own.
 - codex also reports its state to its terminal, in the pane log (an OSC 7501
-  "program status": working, blocked (waiting), idle or done), whenever it changes;
+  "program status", reports.py: working, blocked (waiting), idle or done), whenever it changes;
   the last report is such a word too, known from when it was first seen. codex's
   hooks, when they speak, say the same more precisely; its notify program is
   heard only when neither does (it also fires for codex's side threads).
-- `refresh` combines that word with the rest of the evidence (the lifecycle record
-  for starting and exited, the tmux pane's screen for an approval prompt or dialog
-  and for codex's status line while it works, the process tree's CPU time and the
-  pane log's growth for activity, the mailbox's in-process item for work in hand)
-  by the pure function `combine`, and records the state in
+- `refresh` (probe.py) combines that word with the rest of the evidence (evidence.py:
+  the lifecycle record for starting and exited, the tmux pane's screen (screen.py)
+  for an approval prompt or dialog and for codex's status line while it works, the
+  process tree's CPU time and the pane log's growth for activity, the mailbox's
+  in-process item for work in hand)
+  by the pure function `combine`, and records the state (staterecord.py) in
   `.swarmforge/agents/<role>.state.json`, with an `agent-state` event when it
   changed. The pane supervisor (tmux) and the headless runner refresh each role
   every few seconds, so a change is recorded near its time even when nobody looks;
@@ -27,52 +28,16 @@ Who writes what:
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-from swarmforge import events, fsutil
 from swarmforge.agents.hints import Hint
-from swarmforge.errors import CorruptFile
-from swarmforge.layout import AGENTS_DIR
-from swarmforge.locks import Exclusive
-from swarmforge.records import read_json_model
 
 State = Literal["starting", "working", "waiting", "idle", "stalled", "exited"]
 STATES: tuple[State, ...] = ("starting", "working", "waiting", "idle", "stalled", "exited")
 RECENT = 10.0  # seconds after its last activity that an agent without hooks counts as working
 SETTLE = 3.0  # a screen still redrawing this long after a hint does not contradict it
 BUSY_CPU = 0.1  # share of one core that counts as activity (an idle TUI uses less)
-SCREEN_LINES = 25
-# What an approval prompt, question or dialog shows, in claude's and codex's words.
-PROMPTS = (
-    "Do you want to",
-    "Would you like to",
-    "Do you trust",
-    "Press enter to confirm",
-    "Allow command?",
-    "[y/N]",
-    "[Y/n]",
-    "(y/n)",
-)
-# What the status line of an agent in the middle of a turn shows (codex: "• Working (4s •
-# esc to interrupt)"); only with activity does it count as work, since a frozen screen
-# keeps showing it.
-WORKING_MARKERS = ("esc to interrupt",)
-# A program-status report (OSC 7501): `ESC ] 7501 ; state=<word>[:key=value...]`, ended
-# by ST or BEL (one still being written is not one yet). Its words as states; `clear`
-# (no status) says nothing.
-_REPORT = re.compile(rb"\x1b\]7501;state=([a-z]+)((?::[a-z]+=[^:\x07\x1b]*)*)(?:\x1b\\|\x07)")
-REPORTED: dict[str, State] = {
-    "working": "working",
-    "blocked": "waiting",  # for an approval, a question or a login
-    "idle": "idle",
-    "done": "idle",
-    "error": "idle",
-}
 
 
 @dataclass(frozen=True)
@@ -83,7 +48,7 @@ class Evidence:
     alive: bool  # its process runs
     exit_code: int | None = None
     started_at: float | None = None
-    hint: Hint | None = None  # the last word of its callbacks (agenthint.py)
+    hint: Hint | None = None  # the last word of its callbacks (hints.py)
     report: Hint | None = None  # the last status report on its terminal, when first seen
     prompt_on_screen: str | None = None  # the prompt's line, if the screen shows one
     # Its screen shows its working status line; None when the screen cannot tell (no
@@ -158,123 +123,3 @@ def _working_or_idle(ev: Evidence, hint: Hint | None, now: float, active: bool) 
     if recent:  # activity, but a screen that would show a turn shows none
         return Verdict("idle", "its screen shows no turn in progress")
     return Verdict("idle", "nothing is active")
-
-
-def _last_line(screen: list[str], markers: tuple[str, ...]) -> str | None:
-    """The last line with one of `markers` among the screen's last lines that show text.
-
-    Blank lines do not count: codex draws from the top of a tall pane and leaves the
-    rest of it empty.
-    """
-    shown = [line for line in screen if line.strip()]
-    for line in reversed(shown[-SCREEN_LINES:]):
-        if any(marker in line for marker in markers):
-            return line
-    return None
-
-
-def prompt_line(screen: list[str]) -> str | None:
-    """The line of an approval prompt or dialog among a screen's last lines, if any."""
-    return _last_line(screen, PROMPTS)
-
-
-def working_line(screen: list[str]) -> str | None:
-    """The status line of a turn in progress among a screen's last lines, if any."""
-    return _last_line(screen, WORKING_MARKERS)
-
-
-@dataclass(frozen=True)
-class Found:
-    """A status report found in a pane log: where it starts, the state it says, whose it is."""
-
-    offset: int
-    state: State
-    source: str
-
-
-def last_report(data: bytes, start: int) -> Found | None:
-    """The last status report in `data`, the log's bytes from offset `start`, that says a state."""
-    for match in reversed(list(_REPORT.finditer(data))):
-        state = REPORTED.get(match[1].decode())
-        if state is None:
-            continue  # `clear`, or a word of a later version
-        fields = dict(f.split(b"=", 1) for f in match[2].split(b":") if b"=" in f)
-        app = fields.get(b"app", b"").decode(errors="replace")
-        source = f"{app} terminal status" if app else "its terminal status"
-        return Found(start + match.start(), state, source)
-    return None
-
-
-class Report(BaseModel):
-    """The last status report seen in a role's pane log, and when it was first seen there."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    offset: int
-    state: State
-    source: str
-    at: float
-
-    def hint(self) -> Hint:
-        """The report as the agent's word about itself."""
-        return Hint(self.state, self.at, self.source)
-
-
-def state_path(root: str, role: str) -> str:
-    """Where the combined state of `role` is recorded."""
-    return os.path.join(root, AGENTS_DIR, f"{role}.state.json")
-
-
-class StateRecord(BaseModel):
-    """The recorded state of one role, and the activity samples it was judged from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    role: str
-    run_id: str
-    state: State
-    since: str
-    reason: str = ""
-    exit_code: int | None = None
-    cpu: float | None = None  # the process tree's CPU seconds at `sampled_at`
-    log_size: int | None = None
-    sampled_at: float | None = None
-    active_at: float | None = None
-    report: Report | None = None
-
-
-def load_record(root: str, role: str, run_id: str) -> StateRecord | None:
-    """The recorded state of `role` in run `run_id`, or None."""
-    try:
-        found = read_json_model(state_path(root, role), StateRecord)
-    except CorruptFile:
-        return None  # rewritten by the next refresh
-    return found if found is not None and found.run_id == run_id else None
-
-
-def save_record(root: str, record: StateRecord) -> None:
-    """Write the state of one role atomically."""
-    path = state_path(root, record.role)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fsutil.atomic_write(path, (record.model_dump_json(indent=2) + "\n").encode(), durable=False)
-
-
-def lock(root: str, role: str) -> Exclusive:
-    """The short lock around one role's read-judge-write (the supervisor and a hook may race)."""
-    return Exclusive(os.path.join(root, AGENTS_DIR, f"{role}.state.lock"), what="agent state")
-
-
-def emit_change(root: str, before: StateRecord | None, after: StateRecord) -> None:
-    """The `agent-state` event of a recorded change (none if the state did not change)."""
-    if before is not None and before.state == after.state:
-        return
-    fields: dict[str, object] = {
-        "role": after.role,
-        "run_id": after.run_id,
-        "state": after.state,
-        "previous": before.state if before else None,
-        "reason": after.reason,
-    }
-    if after.exit_code is not None:
-        fields["exit_code"] = after.exit_code
-    events.emit(root, "agent-state", fields)

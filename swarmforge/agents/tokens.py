@@ -1,16 +1,8 @@
-"""What each agent has spent, in tokens, read from the agent's own session files.
+"""Tokens, and the `Meter` that follows agents' session files as they grow.
 
-claude writes a transcript per session under `<config dir>/projects/<cwd, every
-character but letters and digits as '-'>/<session>.jsonl`, with the usage of every
-model message on its `assistant` lines (a message split into several lines repeats
-its usage: it is counted once, by message id). codex writes a rollout per session
-under `<codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl`: its first line names the
-session's working directory, and each `token_count` event carries the session's
-running total. The config dir is `CLAUDE_CONFIG_DIR` or `~/.claude`, the codex home
-`CODEX_HOME` or `~/.codex`, both taken from the role's own environment.
-
-Only sessions in the role's worktree count, and only what happened since the run
-started. Nothing here writes anything.
+Each agent that records its usage says where and how (claude/tokens.py,
+codex/tokens.py): only sessions in the role's worktree count, and only what
+happened since the run started. Nothing here writes anything.
 
 Session files only grow, and long-lived processes (the delivery daemon's budget
 check, `swarmforge watch`) ask for the same totals again and again, so a `Meter`
@@ -26,13 +18,12 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import BinaryIO, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 # How many (session files, worktree, since) groups a meter keeps per agent: a few per
 # role and caller. The least recently asked for is forgotten first.
@@ -66,35 +57,7 @@ class Tokens:
         return {**asdict(self), "total": self.total}
 
 
-def role_tokens(agent: str, env: Mapping[str, str], cwd: str, since: float) -> Tokens | None:
-    """What the `agent` working in `cwd` spent since `since` (a Unix time); None for an
-    agent whose session files are not known (anything but claude and codex)."""
-    home = env.get("HOME") or os.path.expanduser("~")
-    if agent == "claude":
-        return claude_tokens(
-            env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), cwd, since
-        )
-    if agent == "codex":
-        return codex_tokens(env.get("CODEX_HOME") or os.path.join(home, ".codex"), cwd, since)
-    return None
-
-
-def claude_project_dir(config_dir: str, cwd: str) -> str:
-    """Where claude keeps the transcripts of sessions in `cwd`."""
-    return os.path.join(config_dir, "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd))
-
-
-def claude_tokens(config_dir: str, cwd: str, since: float) -> Tokens:
-    """The usage of every model message of claude's sessions in `cwd` since `since`."""
-    return METER.claude(config_dir, cwd, since)
-
-
-def codex_tokens(codex_home: str, cwd: str, since: float) -> Tokens:
-    """The final running total of every codex session in `cwd` started since `since`."""
-    return METER.codex(codex_home, cwd, since)
-
-
-class _File:
+class SessionFile:
     """How far one session file has been read, and what its complete lines held."""
 
     offset: int  # just after the last complete line read
@@ -116,67 +79,7 @@ class _File:
         raise NotImplementedError
 
 
-class _ClaudeFile(_File):
-    """A claude transcript: the usage of each message, by id, in the order first found."""
-
-    messages: dict[str, Tokens]
-
-    def restart(self) -> None:
-        super().restart()
-        self.messages = {}
-
-    def take(self, entry: dict[str, object]) -> None:
-        found = _claude_message(entry, self.cwd, self.since)
-        if found is not None and found[0] not in self.messages:
-            self.messages[found[0]] = found[1]
-
-    def spent(self, pending: dict[str, object] | None) -> Iterator[tuple[str, Tokens]]:
-        """Each message's id and usage, the line still being written (`pending`) last."""
-        yield from self.messages.items()
-        found = None if pending is None else _claude_message(pending, self.cwd, self.since)
-        if found is not None and found[0] not in self.messages:
-            yield found
-
-
-class _CodexFile(_File):
-    """A codex rollout: whether it is a session of ours, and its latest running total."""
-
-    ours: bool | None  # None until its first object is read
-    total: Mapping[str, object]
-
-    def restart(self) -> None:
-        super().restart()
-        self.ours = None
-        self.total = {}
-
-    def take(self, entry: dict[str, object]) -> None:
-        if self.ours is None:
-            self.ours = _codex_session(entry, self.cwd, self.since)
-        elif self.ours:
-            total = _codex_total(entry)
-            if total is not None:
-                self.total = total
-
-    def spent(self, pending: dict[str, object] | None) -> Tokens:
-        """The session's total, counting the line still being written (`pending`)."""
-        ours, total = self.ours, self.total
-        if pending is not None:
-            if ours is None:
-                ours = _codex_session(pending, self.cwd, self.since)
-            elif ours:
-                latest = _codex_total(pending)
-                total = total if latest is None else latest
-        if not ours:
-            return Tokens()
-        return Tokens(
-            _count(total, "input_tokens"),
-            _count(total, "output_tokens"),
-            _count(total, "cached_input_tokens"),
-            _count(total, "cache_write_input_tokens"),
-        )
-
-
-F = TypeVar("F", bound=_File)
+F = TypeVar("F", bound=SessionFile)
 
 
 class _Followed(Generic[F]):
@@ -206,7 +109,7 @@ class _Followed(Generic[F]):
             if pending is None:
                 continue  # removed meanwhile, or unreadable: it holds nothing
             kept[path] = tally
-            found.append((tally, _parse(pending) if pending else None))
+            found.append((tally, parse(pending) if pending else None))
         self.groups[key] = kept
         while len(self.groups) > self.max_groups:
             self.groups.popitem(last=False)
@@ -221,37 +124,30 @@ class Meter:
 
     def __init__(self, max_groups: int = MAX_GROUPS) -> None:
         self._lock = threading.Lock()
-        self._claude = _Followed(_ClaudeFile, max_groups)
-        self._codex = _Followed(_CodexFile, max_groups)
+        self._max_groups = max_groups
+        self._followed: dict[type[SessionFile], _Followed[Any]] = {}
 
-    def claude(self, config_dir: str, cwd: str, since: float) -> Tokens:
-        """The usage of every model message of claude's sessions in `cwd` since `since`."""
-        pattern = os.path.join(claude_project_dir(config_dir, cwd), "*.jsonl")
-        seen: set[str] = set()
-        spent = Tokens()
+    def count(
+        self,
+        kind: type[F],
+        pattern: str,
+        cwd: str,
+        since: float,
+        total: Callable[[list[tuple[F, dict[str, object] | None]]], Tokens],
+    ) -> Tokens:
+        """`total` of the files of `kind` matching `pattern`, each brought up to date."""
         with self._lock:
-            for tally, pending in self._claude.read(pattern, cwd, since):
-                # A message id counts once across files too: the first file that has it.
-                for ident, used in tally.spent(pending):
-                    if ident not in seen:
-                        seen.add(ident)
-                        spent += used
-        return spent
-
-    def codex(self, codex_home: str, cwd: str, since: float) -> Tokens:
-        """The final running total of every codex session in `cwd` started since `since`."""
-        pattern = os.path.join(codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")
-        spent = Tokens()
-        with self._lock:
-            for tally, pending in self._codex.read(pattern, cwd, since):
-                spent += tally.spent(pending)
-        return spent
+            followed = self._followed.get(kind)
+            if followed is None:
+                followed = self._followed[kind] = _Followed(kind, self._max_groups)
+            found: list[tuple[F, dict[str, object] | None]] = followed.read(pattern, cwd, since)
+            return total(found)
 
 
-METER = Meter()  # the one each process shares: role_tokens and status use it
+METER = Meter()  # the one each process shares: the budget check and status use it
 
 
-def _advance(path: str, tally: _File) -> bytes | None:
+def _advance(path: str, tally: SessionFile) -> bytes | None:
     """Feed `tally` the complete lines `path` gained since it was last read; the last line
     if it is still being written (b"" if none), or None if the file cannot be read."""
     try:
@@ -265,7 +161,7 @@ def _advance(path: str, tally: _File) -> bytes | None:
             for raw in f:
                 if not raw.endswith(b"\n"):
                     return raw
-                entry = _parse(raw)
+                entry = parse(raw)
                 if entry is not None:
                     tally.take(entry)
                 tally.offset += len(raw)
@@ -275,54 +171,13 @@ def _advance(path: str, tally: _File) -> bytes | None:
     return b""
 
 
-def _same_tail(f: BinaryIO, tally: _File) -> bool:
+def _same_tail(f: BinaryIO, tally: SessionFile) -> bool:
     """Whether the bytes before where `tally` stopped are still those it read: a file
     rewritten in place, as long as before or longer, is read again from its start."""
     if not tally.tail:
         return True
     f.seek(tally.offset - len(tally.tail))
     return f.read(len(tally.tail)) == tally.tail
-
-
-def _claude_message(
-    entry: Mapping[str, object], cwd: str, since: float
-) -> tuple[str, Tokens] | None:
-    """A model message's id and usage, if `entry` is one in `cwd` since `since`."""
-    message = entry.get("message")
-    if entry.get("type") != "assistant" or not isinstance(message, dict):
-        return None
-    usage = message.get("usage")
-    ident = message.get("id")
-    if not isinstance(usage, dict) or not isinstance(ident, str):
-        return None
-    if entry.get("cwd") not in (None, cwd) or _time(entry.get("timestamp")) < since:
-        return None
-    return ident, Tokens(
-        _count(usage, "input_tokens"),
-        _count(usage, "output_tokens"),
-        _count(usage, "cache_read_input_tokens"),
-        _count(usage, "cache_creation_input_tokens"),
-    )
-
-
-def _codex_session(first: Mapping[str, object], cwd: str, since: float) -> bool:
-    """Whether a rollout whose first object is `first` is a session in `cwd` since `since`."""
-    meta = first.get("payload")
-    if first.get("type") != "session_meta" or not isinstance(meta, dict):
-        return False
-    return meta.get("cwd") == cwd and _time(first.get("timestamp")) >= since
-
-
-def _codex_total(entry: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The running total a `token_count` event carries; None for any other line."""
-    payload = entry.get("payload")
-    if not isinstance(payload, dict) or payload.get("type") != "token_count":
-        return None
-    info = payload.get("info")
-    if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
-        total: Mapping[str, object] = info["total_token_usage"]
-        return total
-    return None
 
 
 def _recent(pattern: str, since: float) -> list[str]:
@@ -337,7 +192,7 @@ def _recent(pattern: str, since: float) -> list[str]:
     return sorted(found)
 
 
-def _parse(raw: bytes) -> dict[str, object] | None:
+def parse(raw: bytes) -> dict[str, object] | None:
     """The JSON object of one line; None for a line that is not one."""
     try:
         entry = json.loads(raw)
@@ -346,7 +201,7 @@ def _parse(raw: bytes) -> dict[str, object] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _time(stamp: object) -> float:
+def unix_time(stamp: object) -> float:
     """A Unix time from an ISO-8601 stamp (`2026-12-01T18:09:27.928Z`); 0 if there is none."""
     if not isinstance(stamp, str):
         return 0.0
@@ -356,6 +211,6 @@ def _time(stamp: object) -> float:
         return 0.0
 
 
-def _count(usage: Mapping[str, object], key: str) -> int:
+def count(usage: Mapping[str, object], key: str) -> int:
     value = usage.get(key)
     return value if type(value) is int and value > 0 else 0

@@ -144,10 +144,11 @@ def _bell(ns: argparse.Namespace) -> int:
 def _agent_state(ns: argparse.Namespace) -> int:
     """Record an agent's hint; always exit 0, since a failing hook would disturb the agent."""
     from swarmforge.agents import hints
+    from swarmforge.agents.registry import agent
 
     try:
         document = ns.document if ns.document is not None else sys.stdin.read()
-        hints.record(dict(os.environ), ns.agent, document)
+        hints.record(dict(os.environ), agent(ns.agent), document)
     except (OSError, ValueError, SwarmforgeError):
         pass  # a hint is only evidence: losing one never stops the agent
     return EXIT_OK

@@ -84,6 +84,7 @@ def _confirm(ns: argparse.Namespace, changes: list[Change], report: dict[str, ob
 
 def _trust(ns: argparse.Namespace) -> int:
     from swarmforge.agents import trust as agentconf
+    from swarmforge.agents.homes import trust_key
 
     root = _root(ns.project)
     agents = _agents(root, ns.agent)
@@ -93,7 +94,7 @@ def _trust(ns: argparse.Namespace) -> int:
         {"agent": c.agent, "path": c.path, "created": c.created, "diff": c.diff} for c in changes
     ]
     report: dict[str, object] = {
-        "project": agentconf.trust_key(root),
+        "project": trust_key(root),
         "agents": list(agents),
         "changes": rows,
     }

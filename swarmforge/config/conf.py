@@ -35,39 +35,14 @@ from swarmforge.config.roster import (
     CONFIG_FILE,
     CONSTITUTION_FILE,
     EXEC,
-    MAIN_CHECKOUT,
     RECEIVE_MODES,
     ROLES_DIR,
-    SWARMFORGE_AGENTS,
     SWARMFORGE_DIR,
     ReceiveMode,
     RoleSpec,
     SwarmConfig,
-    display_name,
-    worktree_problem,
 )
 from swarmforge.errors import CorruptFile, SwarmforgeError
-
-__all__ = [
-    "CONFIG_FILE",
-    "CONSTITUTION_FILE",
-    "DIRECTIVES",
-    "EXEC",
-    "MAIN_CHECKOUT",
-    "RECEIVE_MODES",
-    "ROLES_DIR",
-    "SWARMFORGE_AGENTS",
-    "SWARMFORGE_DIR",
-    "ReceiveMode",
-    "RoleSpec",
-    "SwarmConfig",
-    "check_prompts",
-    "display_name",
-    "load_config",
-    "parse_config",
-    "role_prompt_path",
-    "worktree_problem",
-]
 
 DIRECTIVES = {"window": True, "window-invisible": False}  # directive -> visible
 LINE_FORMAT = "window <role> <agent> <worktree> [task|batch] [extra args...]"

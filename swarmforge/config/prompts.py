@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge.config.conf import CONSTITUTION_FILE, SWARMFORGE_DIR
+from swarmforge.config.roster import CONSTITUTION_FILE, SWARMFORGE_DIR
 from swarmforge.layout import PROMPTS_DIR
 
 ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")

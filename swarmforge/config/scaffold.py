@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from swarmforge import fsutil
 from swarmforge.config import examples
-from swarmforge.config.conf import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
+from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.examples import REHEARSAL_FILE
 from swarmforge.config.prompts import (
     ARTICLES_DIR,
@@ -25,7 +25,7 @@ from swarmforge.config.prompts import (
     shipped_packs_dir,
     shipped_roles_dir,
 )
-from swarmforge.config.roster import SwarmConfig
+from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, SwarmConfig
 from swarmforge.config.settings import settings_path
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import repo

@@ -30,7 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from swarmforge import events, fsutil
-from swarmforge.agents.tokens import Tokens, role_tokens
+from swarmforge.agents.registry import agent
+from swarmforge.agents.tokens import Tokens
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
 from swarmforge.config.settings import Settings, load_settings
@@ -82,7 +83,7 @@ def role_spent(root: str, record: SessionRecord, role: RoleRecord) -> Tokens | N
     if since is None:
         return None
     env = sessionrecord.role_env(root, record.run_id, role)
-    return role_tokens(role.agent, env, role.path, since)
+    return agent(role.agent).tokens(env, role.path, since)
 
 
 def check(root: str, log: Log) -> list[dict[str, object]]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from swarmforge.agents import lifecycle
-from swarmforge.agents import state as agentstate
+from swarmforge.agents import lifecycle, staterecord
 from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile
 from swarmforge.net.presence import HostBeat, RoleBeat, wire_name
@@ -43,7 +42,7 @@ def _role_beat(root: str, run_id: str, state: str, name: str, branch: str, port:
     if state != "running":
         return RoleBeat(name=name, branch=branch, port=port, process="stopped")
     life = lifecycle.load(root, name, run_id)
-    judged = agentstate.load_record(root, name, run_id)
+    judged = staterecord.load_record(root, name, run_id)
     return RoleBeat(
         name=name,
         branch=branch,

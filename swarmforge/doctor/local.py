@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 from swarmforge import proc
 from swarmforge.agents import trust
 from swarmforge.agents.commands import find_executable
+from swarmforge.agents.homes import trust_key
 from swarmforge.config import sessionrecord, settings
-from swarmforge.config.conf import CONFIG_FILE, CONSTITUTION_FILE, parse_config, role_prompt_path
+from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.prompts import shipped_roles_dir
-from swarmforge.config.roster import RoleSpec, SwarmConfig
+from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, RoleSpec, SwarmConfig
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.doctor.check import Check, Status
@@ -154,7 +155,7 @@ def check_agent_start(root: str, agent: str, env: Mapping[str, str]) -> Check:
         fixes = dict.fromkeys(f"`{b.fix}`" for b in found)
         detail = f"would not start unattended: {'; '.join(b.problem for b in found)}"
         return Check(agent, "FAIL", detail, f"run {' then '.join(fixes)}")
-    return Check(agent, "ok", f"starts unattended in {trust.trust_key(root)}")
+    return Check(agent, "ok", f"starts unattended in {trust_key(root)}")
 
 
 def check_prompts(root: str, config: SwarmConfig) -> Check:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.rehearse.model import Exchange, Reply
 from swarmforge.rehearse.script import Script, Turn
+from swarmforge.rehearse.wire import Exchange, Reply
 
 UNSCRIPTED = "Nothing more is scripted for this role."
 

@@ -23,20 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from swarmforge.rehearse import anthropic, openai
-from swarmforge.rehearse.openai import shell_call
 from swarmforge.rehearse.wire import Answer, Api, Exchange, Json, Reply, json_answer
-
-# Callers take the shared dataclasses and codex's shell call from here, beside the server.
-__all__ = [
-    "SIDE_TEXT",
-    "Exchange",
-    "Hit",
-    "ModelServer",
-    "Reply",
-    "shell_call",
-    "side_reply",
-    "split_path",
-]
 
 SIDE_TEXT = "ok"
 

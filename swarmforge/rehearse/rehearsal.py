@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from swarmforge.agents import trust
-from swarmforge.config.conf import SWARMFORGE_DIR, load_config
-from swarmforge.config.roster import EXEC, SwarmConfig
+from swarmforge.agents.codex.trust import Provider
+from swarmforge.agents.seed import seed_home
+from swarmforge.config.conf import load_config
+from swarmforge.config.roster import EXEC, SWARMFORGE_DIR, SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup
@@ -95,8 +96,8 @@ def copy_project(root: str, dest: str) -> str:
 
 def agent_env(agent: str, home: str, project: str, base_url: str) -> dict[str, str]:
     """The environment that points one agent at its throw-away home and the scripted model."""
-    provider = trust.Provider(base_url=base_url, env_key=KEY_VARIABLE)
-    seeded = trust.seed_home(home, project, api_key=API_KEY, codex_provider=provider)
+    provider = Provider(base_url=base_url, env_key=KEY_VARIABLE)
+    seeded = seed_home(home, project, api_key=API_KEY, codex_provider=provider)
     env = {**seeded.env(), KEY_VARIABLE: API_KEY}
     if agent == "claude":
         env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_OFFLINE}

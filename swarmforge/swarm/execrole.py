@@ -23,7 +23,8 @@ from types import FrameType
 
 from swarmforge import logfile, proc
 from swarmforge.agents import commands
-from swarmforge.agents.commands import Invocation
+from swarmforge.agents.agent import Invocation
+from swarmforge.agents.execagent import exec_argv
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -164,7 +165,7 @@ def item_command(root: str, config: SwarmConfig, record: RoleRecord) -> ItemComm
     """What role `record` runs per item: its exec command, or its agent's non-interactive mode."""
     spec = config.role(record.name)
     if spec.is_exec:
-        return printout_on_stdin(commands.exec_argv(spec))
+        return printout_on_stdin(exec_argv(spec))
     if not commands.loops_headless(spec):
         raise SwarmforgeError(
             f"Role '{record.name}' runs agent '{spec.agent}', which has no per-item loop.",

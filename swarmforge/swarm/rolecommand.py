@@ -7,9 +7,10 @@ import sys
 
 from swarmforge import fsutil
 from swarmforge.agents import commands
+from swarmforge.agents.agent import Launch
 from swarmforge.config import prompts, sessionrecord
-from swarmforge.config.conf import CONSTITUTION_FILE, role_prompt_path
-from swarmforge.config.roster import MAIN_CHECKOUT, SwarmConfig
+from swarmforge.config.conf import role_prompt_path
+from swarmforge.config.roster import CONSTITUTION_FILE, MAIN_CHECKOUT, SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
@@ -79,10 +80,10 @@ def check_instructions(root: str, roles: list[RoleRecord]) -> None:
     )
 
 
-def launch(root: str, config: SwarmConfig, record: RoleRecord) -> commands.Launch:
+def launch(root: str, config: SwarmConfig, record: RoleRecord) -> Launch:
     """What the agent of role `record` is started with: worktree, instructions, settings."""
     settings = load_settings(root, config.names).role(record.name)
-    return commands.Launch(
+    return Launch(
         record.path,
         prompts.instruction_path(root, record.name),
         prompts.instruction_text(record.name),

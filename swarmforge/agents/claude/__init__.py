@@ -1,0 +1,1 @@
+"""claude: its command lines, hooks, state file and session transcripts."""

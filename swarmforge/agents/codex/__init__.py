@@ -1,0 +1,1 @@
+"""codex: its command lines, hooks, config.toml and session rollouts."""

@@ -1,0 +1,65 @@
+"""codex as an `Agent`: what swarmforge asks of it, answered from this folder's modules.
+
+Its trust file and its session files are read by modules imported when first asked
+for: the registry is on the path of every hook call (`swarmforge agent-state`), which
+must stay quick, so it loads no TOML, date or glob module it does not use.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from swarmforge.agents.agent import Agent, Launch
+from swarmforge.agents.codex import command
+from swarmforge.agents.codex.hooks import from_codex
+
+if TYPE_CHECKING:
+    from swarmforge.agents.homes import Blocker, Env
+    from swarmforge.agents.tokens import Tokens
+    from swarmforge.config.roster import RoleSpec
+
+
+class Codex(Agent):
+    """OpenAI's codex: interactive or `codex exec`, hooks and notify, config.toml, rollouts."""
+
+    headless = True
+    loops = True
+    trusts = True
+    # Its status line in the middle of a turn: "• Working (4s • esc to interrupt)"; only
+    # with activity does it count as work, since a frozen screen keeps showing it.
+    working_markers = ("esc to interrupt",)
+
+    def __init__(self) -> None:
+        super().__init__("codex")
+
+    def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
+        return command.interactive_argv(role, launch)
+
+    def headless_argv(self, role: RoleSpec, launch: Launch, prompt: str | None) -> list[str]:
+        return command.headless_argv(role, launch, prompt)
+
+    def hint(self, payload: dict[str, object]) -> tuple[str, str] | None:
+        return from_codex(payload)
+
+    def tokens(self, env: Mapping[str, str], cwd: str, since: float) -> Tokens:
+        from swarmforge.agents.codex.tokens import codex_tokens
+
+        home = env.get("HOME") or os.path.expanduser("~")
+        return codex_tokens(env.get("CODEX_HOME") or os.path.join(home, ".codex"), cwd, since)
+
+    def config_path(self, env: Env) -> str:
+        from swarmforge.agents.codex import trust
+
+        return trust.codex_config_path(env)
+
+    def blockers(self, project_root: str, env: Env) -> list[Blocker]:
+        from swarmforge.agents.codex import trust
+
+        return trust.blockers(project_root, env)
+
+    def with_trust(self, path: str, data: bytes | None, key: str, env: Env) -> bytes | None:
+        from swarmforge.agents.codex import trust
+
+        return trust.with_trust(path, data, key)
