@@ -3,7 +3,6 @@ model's usage figures."""
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import times
 from swarmforge.agents.tokens import Meter, Tokens, claude_project_dir, role_tokens
 from swarmforge.rehearse.model import Exchange, ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
@@ -142,7 +142,7 @@ def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path)
 
 
 def _at(stamp: str) -> float:
-    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+    return times.parse(stamp)
 
 
 SINCE = _at("2026-12-01T09:00:00Z")  # before every line written below

@@ -8,14 +8,13 @@ writes nothing.
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import dataclass
 
 import psutil
 
-from swarmforge import events, tagging
+from swarmforge import tagging, times
 from swarmforge.agents import hints, lifecycle
 from swarmforge.agents import state as agentstate
 from swarmforge.agents.lifecycle import AgentLife
@@ -38,7 +37,7 @@ def _epoch(stamp: str | None) -> float | None:
     if not stamp:
         return None
     try:
-        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+        return times.parse(stamp)
     except ValueError:
         return None
 
@@ -197,7 +196,7 @@ def _since(before: StateRecord | None, verdict: Verdict, ev: Evidence, now: floa
     word = agentstate.said(ev)
     if word is not None and word.state == verdict.state:
         when = min(now, word.at)  # the agent said so then
-    return events.stamp(int(when * 1_000_000_000))
+    return times.precise(int(when * 1_000_000_000))
 
 
 def refresh(

@@ -55,23 +55,21 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def since_stamp(text: str, now: float) -> str:
-    """The event time (events.stamp) that `--since text` means at `now`."""
-    from datetime import UTC, datetime
+    """The event time (times.precise) that `--since text` means at `now`."""
+    from swarmforge import times
 
     match = DURATION.fullmatch(text.strip())
     if match:
-        when = datetime.fromtimestamp(now - float(match[1]) * UNITS[match[2]], UTC)
+        when = now - float(match[1]) * UNITS[match[2]]
     else:
         try:
-            when = datetime.fromisoformat(text.strip())
+            when = times.parse(text.strip())  # UTC unless it says otherwise, as the log's times
         except ValueError:
             raise SwarmforgeError(
                 f"--since {text}: neither an ISO time (2026-06-15T14:05:31Z) "
                 "nor a duration (30s, 10m, 2h, 1d)."
             ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)  # as the log's own times are
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return times.precise(round(when * 1_000_000) * 1000)  # to the microsecond, rounded
 
 
 def _root(option: str | None) -> str:

@@ -165,13 +165,12 @@ def make_project(root: str) -> None:
 
 def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
-    from swarmforge import roletable
+    from swarmforge import roletable, times
     from swarmforge.handoff import delivery
-    from swarmforge.handoff.mailbox import compact_stamp, utc_stamp
 
     coder = record.role("coder")
     assert coder is not None
-    stamp = compact_stamp()
+    stamp = times.compact()
     name = f"50_{stamp}_000001_from_demo_to_coder.handoff"
     handoff = message.Handoff(
         [
@@ -181,7 +180,7 @@ def kick_off(record: sessionrecord.SessionRecord) -> str:
             ("priority", "50"),
             ("type", "note"),
             ("message", "Add multiply(a, b) with a test."),
-            ("created_at", utc_stamp()),
+            ("created_at", times.stamp()),
         ],
         "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
     )

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Literal
 
-from swarmforge import events, proc, tagging
+from swarmforge import events, proc, tagging, times
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -99,7 +99,7 @@ def up(
             project=root,
             backend=chosen,
             state="stopped",
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            started_at=times.stamp(),
             roles=planned,
             host=host,
             remote=remote,

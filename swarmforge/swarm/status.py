@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import asdict, dataclass
 
-from swarmforge import tagging
+from swarmforge import tagging, times
 from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
@@ -32,7 +31,7 @@ def _age(stamp: str | None, now: float) -> int | None:
     if not stamp:
         return None
     try:
-        return int(now - calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+        return int(now - times.parse(stamp))
     except ValueError:
         return None
 
