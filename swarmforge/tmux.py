@@ -22,6 +22,7 @@ import psutil
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import SESSION_UNSAFE_CHARS
+from swarmforge.waiting import wait_until
 
 WIDTH, HEIGHT = 220, 50
 KILL_TIMEOUT = 5.0
@@ -215,13 +216,8 @@ class Tmux:
         self._run(["kill-server"])
         # kill-server returns before the server exits, and a client connecting to the
         # dying server fails: wait, so that a following start finds a clean socket.
-        deadline = time.monotonic() + timeout
-        while _alive(int(text)):
-            if time.monotonic() > deadline:
-                raise SwarmforgeError(
-                    f"The tmux server {text} (socket {self.socket}) did not exit."
-                )
-            time.sleep(0.01)
+        if not wait_until(lambda: not _alive(int(text)), timeout, 0.01):
+            raise SwarmforgeError(f"The tmux server {text} (socket {self.socket}) did not exit.")
 
     def start_all(
         self,

@@ -161,11 +161,12 @@ def _events(ns: argparse.Namespace) -> int:
 
 def _wait(path: str, offset: int) -> None:
     """Sleep until the log grows past `offset`, or POLL seconds."""
-    deadline = time.monotonic() + POLL
-    while time.monotonic() < deadline:
+    from swarmforge.waiting import wait_until
+
+    def grown() -> bool:
         try:
-            if os.stat(path).st_size > offset:
-                return
+            return os.stat(path).st_size > offset
         except OSError:
-            pass
-        time.sleep(0.05)
+            return False
+
+    wait_until(grown, POLL, 0.05)

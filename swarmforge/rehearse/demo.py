@@ -25,6 +25,7 @@ from swarmforge.git import command
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import session as swarm_session
+from swarmforge.waiting import wait_until
 
 TIMEOUT = 90.0
 Progress = Callable[[str], None]
@@ -206,12 +207,11 @@ def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
 def settle(record: sessionrecord.SessionRecord, timeout: float = 10.0) -> bool:
     """Wait until no role has anything queued, in process or waiting in its outbox."""
     boxes = (Box.OUTBOX, Box.NEW, Box.IN_PROCESS)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(Mailbox(r.path).received(box) for r in record.roles for box in boxes):
-            return True
-        time.sleep(0.05)
-    return False
+    return wait_until(
+        lambda: not any(Mailbox(r.path).received(box) for r in record.roles for box in boxes),
+        timeout,
+        0.05,
+    )
 
 
 def trail(record: sessionrecord.SessionRecord) -> list[Row]:
