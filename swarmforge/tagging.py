@@ -24,16 +24,6 @@ def tags(run_id: str, root: str) -> dict[str, str]:
     return {RUN_TAG: run_id, PROJECT_TAG: os.path.realpath(root)}
 
 
-def is_alive(pid: int | None) -> bool:
-    """True if `pid` runs and is not a zombie."""
-    if not pid:
-        return False
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
-
-
 def _exempt() -> set[int]:
     # Never this process or its ancestors: `down` may be run from inside the swarm.
     me = psutil.Process()

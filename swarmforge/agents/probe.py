@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from swarmforge import tagging, times
+from swarmforge import proc, tagging, times
 from swarmforge.agents import hints, lifecycle
 from swarmforge.agents import state as agentstate
 from swarmforge.agents.lifecycle import AgentLife
@@ -176,7 +176,7 @@ def _sample(
     report = log_report(root, role.name, before, log_size, now)
     ev = Evidence(
         life="none" if life is None else life.state,
-        alive=tagging.is_alive(pid),
+        alive=proc.is_alive(pid),
         exit_code=life.exit_code if life is not None and life.state == "exited" else None,
         started_at=_epoch(life.started_at) if life is not None else None,
         hint=hints.read_hint(root, role.name),

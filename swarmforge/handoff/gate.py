@@ -152,7 +152,7 @@ def _missing(path: str, label: str) -> NoReturn:
         pid = name[len(prefix) : -len(CLAIM_SUFFIX)] if name.endswith(CLAIM_SUFFIX) else ""
         if not (pid.isascii() and pid.isdigit()):
             continue
-        if proc.exists(int(pid)):
+        if proc.is_alive(int(pid)):
             raise SwarmforgeError(
                 f"Draft file is being queued by another gate (pid {pid}): {label}"
             )
