@@ -14,8 +14,9 @@ import re
 import sys
 import time
 
-from swarmforge.cli.common import emit
+from swarmforge.cli.common import emit, project_root
 from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.roletable import CHECKOUT, HERE, SWARM
 
 POLL = 0.2  # seconds between looks at the log's size while following
 CHECK = 1.0  # seconds between looks at whether the followed swarm still runs
@@ -72,20 +73,6 @@ def since_stamp(text: str, now: float) -> str:
     return times.precise(round(when * 1_000_000) * 1000)  # to the microsecond, rounded
 
 
-def _root(option: str | None) -> str:
-    from swarmforge.cli.common import project_root
-    from swarmforge.roletable import worktree_top
-
-    if option:
-        return os.path.realpath(project_root(option))
-    try:
-        return os.path.realpath(project_root(None))
-    except SwarmforgeError:
-        # No swarm was ever started here: planned runs log their events all the same.
-        top = worktree_top(os.getcwd())
-        return os.path.realpath(top if top is not None else os.getcwd())
-
-
 class Swarm:
     """The swarm `--follow` follows, and whether it still runs."""
 
@@ -123,7 +110,8 @@ class Swarm:
 def _events(ns: argparse.Namespace) -> int:
     from swarmforge import events
 
-    root = _root(ns.project)
+    # Without a swarm, the checkout or the directory: planned runs log their events all the same.
+    root = os.path.realpath(project_root(ns.project, (SWARM, CHECKOUT, HERE)))
     path = events.log_path(root)
     since = since_stamp(ns.since, time.time()) if ns.since else None
     swarm = Swarm(root) if ns.follow and not ns.forever else None
