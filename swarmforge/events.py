@@ -22,9 +22,8 @@ the next line is appended to; the event after the fragment is still recovered, s
 from __future__ import annotations
 
 import os
-import time
 
-from swarmforge import fsutil
+from swarmforge import fsutil, times
 from swarmforge.layout import EVENTS_LOG
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
@@ -50,12 +49,6 @@ START = b'{"ts":"'  # how every event's line begins (see the module docstring)
 def log_path(root: str) -> str:
     """The event log of the project at `root`."""
     return os.path.join(root, EVENTS_LOG)
-
-
-def stamp(ns: int | None = None) -> str:
-    """A UTC instant with microseconds (2026-06-15T14:05:31.123456Z)."""
-    seconds, rest = divmod(time.time_ns() if ns is None else ns, 1_000_000_000)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{rest // 1000:06d}Z"
 
 
 def _text(value: str) -> str:
@@ -141,7 +134,7 @@ class EventLog:
 
     def emit_many(self, events: Iterable[tuple[str, Fields]]) -> bool:
         """Append `events` with one write, all stamped now; False if they were dropped."""
-        ts = stamp()
+        ts = times.precise()
         data = b"".join(encode(kind, fields, ts) for kind, fields in events)
         if not data:
             return True

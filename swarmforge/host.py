@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 HAS_PIPE2 = hasattr(os, "pipe2")  # Linux and the BSDs; not macOS
 HAS_INOTIFY = sys.platform.startswith("linux")
+HAS_PROCFS = sys.platform.startswith("linux")  # /proc/<pid>/stat
 # How often a polling observer looks at each directory it watches: a few stats of
 # small directories, while the daemon rescans everything every few seconds anyway.
 POLL_SECONDS = 0.5
@@ -31,6 +32,24 @@ def pipe(*, native: bool = HAS_PIPE2) -> tuple[int, int]:
     os.set_blocking(r, False)
     os.set_blocking(w, False)
     return r, w
+
+
+def zombie(pid: int, *, native: bool = HAS_PROCFS) -> bool:
+    """True if process `pid` has ended and only waits to be reaped; False if it runs or is
+    gone."""
+    if native:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                # The state follows the command name, in parentheses that it may contain.
+                return f.read().rpartition(b") ")[2][:1] == b"Z"
+        except OSError:
+            return False
+    import psutil  # not at the top: the helpers' start-up path imports this module
+
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
 
 
 def observer(*, native: bool = True) -> BaseObserver:

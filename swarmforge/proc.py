@@ -25,6 +25,7 @@ import _signal  # type: ignore[import-not-found]  # built in, without a stub
 import os
 import select
 
+from swarmforge import host
 from swarmforge.errors import SwarmforgeError
 
 # Not typing.TYPE_CHECKING: importing typing would cost the helpers ~10 ms (mypy
@@ -110,15 +111,18 @@ class Completed:
         return self.returncode == 0
 
 
-def exists(pid: int) -> bool:
-    """True if process `pid` exists (zombies included: their files are closed anyway)."""
+def is_alive(pid: int | None) -> bool:
+    """True if process `pid` runs: it exists and is not a zombie (one that has ended and
+    only waits to be reaped, its files closed)."""
+    if pid is None or pid <= 0:
+        return False  # 0 and negative pids name process groups to os.kill
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's process
-    return True
+        pass  # another user's process
+    return not host.zombie(pid)
 
 
 def which(name: str, path: str | None = None) -> str | None:

@@ -9,6 +9,15 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV
 
 ROLES_LIMIT = 1024 * 1024  # a line per role: far more than any swarm has
+# What `locate` may take for the project, each a directory seen from where it looks.
+SWARM = "swarm"  # a started swarm's root, which holds roles.tsv
+CONFIG = "config"  # the nearest directory at or above with swarmforge/swarmforge.conf
+CHECKOUT = "checkout"  # the top of the git worktree
+HERE = "here"  # the directory itself
+ANYWHERE = (SWARM, CONFIG, CHECKOUT)  # a project of any kind, as `doctor` looks for one
+NOT_FOUND = "Cannot find SwarmForge project root"  # no swarm from here (tests match it)
+# config/roster.CONFIG_FILE, which this layer cannot import.
+_CONFIG_FILE = os.path.join("swarmforge", "swarmforge.conf")
 RECEIVE_MODES = ("task", "batch")
 BAD_ROLE_CHARS = frozenset("_/\\")
 # A role's tmux session is `swarmforge-<role>`, and tmux rewrites '.' and ':' in
@@ -129,8 +138,33 @@ def _is_git(path: str) -> bool:
         return False
 
 
+def locate(cwd: str, kinds: tuple[str, ...] = (SWARM,)) -> str | None:
+    """The project seen from `cwd`: the first of `kinds` found, in their order (SWARM,
+    CONFIG, CHECKOUT, HERE above); None if none is."""
+    for kind in kinds:
+        if kind == SWARM:
+            found = _swarm_root(cwd)
+        elif kind == CONFIG:
+            found = _config_root(cwd)
+        elif kind == CHECKOUT:
+            found = worktree_top(cwd)
+        else:
+            found = os.path.abspath(cwd)
+        if found is not None:
+            return found
+    return None
+
+
 def find_root(cwd: str) -> str:
-    """The project root seen from `cwd`, as SwarmForge's helpers find it."""
+    """The root of the swarm seen from `cwd`, as SwarmForge's helpers find it."""
+    found = _swarm_root(cwd)
+    if found is None:
+        raise SwarmforgeError(NOT_FOUND)
+    return found
+
+
+def _swarm_root(cwd: str) -> str | None:
+    """`cwd`, its worktree's top or that worktree's main checkout: the first with roles.tsv."""
     if os.path.isfile(os.path.join(cwd, ROLES_TSV)):
         return cwd
     top = worktree_top(cwd)
@@ -142,7 +176,17 @@ def find_root(cwd: str) -> str:
             main = os.path.dirname(common_dir(git_dir))
             if os.path.isfile(os.path.join(main, ROLES_TSV)):
                 return main
-    raise SwarmforgeError("Cannot find SwarmForge project root")
+    return None
+
+
+def _config_root(cwd: str) -> str | None:
+    here = os.path.abspath(cwd)
+    while not os.path.isfile(os.path.join(here, _CONFIG_FILE)):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return here
 
 
 def parse_roles(text: str, path: str) -> dict[str, RoleEntry]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 
 import psutil
+
+from swarmforge.waiting import wait_until
 
 RUN_TAG = "SWARMFORGE_RUN_ID"
 PROJECT_TAG = "SWARMFORGE_PROJECT"
@@ -21,16 +22,6 @@ TERM_GRACE = 5.0
 def tags(run_id: str, root: str) -> dict[str, str]:
     """The environment entries that mark a process as started by this run."""
     return {RUN_TAG: run_id, PROJECT_TAG: os.path.realpath(root)}
-
-
-def is_alive(pid: int | None) -> bool:
-    """True if `pid` runs and is not a zombie."""
-    if not pid:
-        return False
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
 
 
 def _exempt() -> set[int]:
@@ -116,12 +107,8 @@ def wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Proces
     psutil.wait_procs waits for a non-child until it is reaped, which here can
     take seconds after it died; a zombie has already let go of everything.
     """
-    deadline = time.monotonic() + timeout
-    alive = [p for p in procs if _running(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.01)
-        alive = [p for p in alive if _running(p)]
-    return alive
+    wait_until(lambda: not any(_running(p) for p in procs), timeout, 0.01)
+    return [p for p in procs if _running(p)]
 
 
 def terminate(procs: list[psutil.Process], grace: float = TERM_GRACE) -> list[int]:

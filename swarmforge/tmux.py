@@ -17,11 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import psutil
-
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import SESSION_UNSAFE_CHARS
+from swarmforge.waiting import wait_until
 
 WIDTH, HEIGHT = 220, 50
 KILL_TIMEOUT = 5.0
@@ -77,13 +76,6 @@ def _check(name: str, argv: list[str], env: dict[str, str]) -> None:
     for key in env:
         if not key or "=" in key:
             raise SwarmforgeError(f"Invalid environment variable name {key!r} for '{name}'.")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
 
 
 class Tmux:
@@ -215,13 +207,8 @@ class Tmux:
         self._run(["kill-server"])
         # kill-server returns before the server exits, and a client connecting to the
         # dying server fails: wait, so that a following start finds a clean socket.
-        deadline = time.monotonic() + timeout
-        while _alive(int(text)):
-            if time.monotonic() > deadline:
-                raise SwarmforgeError(
-                    f"The tmux server {text} (socket {self.socket}) did not exit."
-                )
-            time.sleep(0.01)
+        if not wait_until(lambda: not proc.is_alive(int(text)), timeout, 0.01):
+            raise SwarmforgeError(f"The tmux server {text} (socket {self.socket}) did not exit.")
 
     def start_all(
         self,

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swarmforge import tagging
+from swarmforge import tagging, times
 from swarmforge.config import sessionrecord
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import Box, Mailbox, utc_stamp
+from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.tmux import Tmux
@@ -111,7 +111,7 @@ class Project:
         copies = []
         for recipient in (original.get("to") or "").split(","):
             copy = original.with_header("recipient", recipient).with_header(
-                "enqueued_at", utc_stamp()
+                "enqueued_at", times.stamp()
             )
             target = self.box(recipient, Box.NEW)
             target.mkdir(parents=True, exist_ok=True)
@@ -245,7 +245,7 @@ def record_run(
         project=str(project.root),
         backend="headless",
         state="running" if state == "running" else "stopped",
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        started_at=times.stamp(),
         roles=roles,
     )
     sessionrecord.save(str(project.root), record)

@@ -8,8 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
-
+from swarmforge import proc
 from swarmforge.config.settings import NotifySettings
 from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
@@ -94,14 +93,7 @@ def test_each_way_a_command_fails_is_logged_as_it_happened(tmp_path: Path) -> No
     assert problems[4].startswith(f"{could_not} {tmp_path}/plain.txt: [Errno 13]")
     assert len(problems) == 5
     sleeper = int(left.read_text())
-    retry_until(lambda: not _alive(sleeper))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+    retry_until(lambda: not proc.is_alive(sleeper))
 
 
 def test_the_daemon_notifies_a_failed_delivery_with_the_event(project: Project) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events
+from swarmforge import events, times
 from swarmforge.agents.claude.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
@@ -26,7 +26,7 @@ from tests.support import run_cli as sf
 
 
 def _stamp(ago: float = 0.0) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - ago))
+    return times.stamp(time.time() - ago)
 
 
 class Swarm:

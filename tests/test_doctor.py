@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import roletable
 from swarmforge.agents.seed import seed_home
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
@@ -233,7 +234,8 @@ def test_python_and_tool_versions_are_compared_to_the_minimums() -> None:
 
 def test_doctor_finds_the_project_from_inside_it(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
-    assert local.find_project(str(root / "swarmforge" / "roles")) == str(root)
-    assert local.find_project(str(tmp_path)) == str(tmp_path)
-    assert local.locate_project(str(tmp_path)) is None
-    assert local.locate_project(str(root)) == str(root)
+    everywhere = (*roletable.ANYWHERE, roletable.HERE)
+    assert roletable.locate(str(root / "swarmforge" / "roles"), everywhere) == str(root)
+    assert roletable.locate(str(tmp_path), everywhere) == str(tmp_path)
+    assert roletable.locate(str(tmp_path), roletable.ANYWHERE) is None
+    assert roletable.locate(str(root), roletable.ANYWHERE) == str(root)

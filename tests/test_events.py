@@ -71,11 +71,6 @@ def test_values_stay_on_one_printable_line_and_none_is_left_out() -> None:
     assert len(str(event["c"])) == events.MAX_TEXT and line.count(b"\n") == 1
 
 
-def test_stamps_are_utc_with_microseconds_and_sort_as_time() -> None:
-    assert events.stamp(1_781_532_331_000_042_000) == "2026-06-15T14:05:31.000042Z"
-    assert events.stamp(10**18) < events.stamp(10**18 + 1000)
-
-
 def test_readers_skip_a_torn_last_line_and_recover_an_event_glued_to_a_fragment(
     tmp_path: Path,
 ) -> None:

@@ -92,7 +92,7 @@ def test_a_git_dir_in_the_parent_reaches_no_child_of_any_shape(tmp_path: Path) -
     seen = json.loads(done.stdout)
     try:
         retry_until(lambda: "in-log" in log.read_text())
-        assert proc.exists(seen["pid"]), "the detached process outlived its starter"
+        assert proc.is_alive(seen["pid"]), "the detached process outlived its starter"
     finally:
         os.kill(seen["pid"], signal.SIGKILL)
     seen["detach"] = log.read_text()
@@ -268,7 +268,7 @@ def test_run_interrupted_kills_and_reaps_its_child(tmp_path: Path) -> None:
     finally:
         signal.signal(signal.SIGUSR1, previous)
     pid = int(pid_file.read_text())
-    assert not proc.exists(pid), "left running, or a zombie"
+    assert not proc.is_alive(pid), "left running, or a zombie"
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     assert open_fds() == before
@@ -287,3 +287,23 @@ def test_run_gives_its_child_every_signal_python_ignores_back() -> None:
     ignored = int(env_lines(status.replace(":\t", "="))["SigIgn"], 16)
     for signum in (signal.SIGPIPE, signal.SIGXFSZ):
         assert not ignored & (1 << (signum - 1)), signal.Signals(signum).name
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["procfs", "psutil"])
+def test_a_zombie_is_not_alive_and_a_reaped_pid_is_not_either(native: bool) -> None:
+    if native and not host.HAS_PROCFS:
+        pytest.skip("no /proc here")
+    assert proc.is_alive(os.getpid()) and not host.zombie(os.getpid(), native=native)
+    child = subprocess.Popen(["true"])  # exits at once and stays unreaped: a zombie
+    try:
+        retry_until(lambda: host.zombie(child.pid, native=native))
+        assert not proc.is_alive(child.pid)
+    finally:
+        child.wait()
+    assert not host.zombie(child.pid, native=native) and not proc.is_alive(child.pid)
+
+
+def test_no_pid_or_a_group_is_never_alive() -> None:
+    for pid in (None, 0, -1, -os.getpgrp()):
+        assert not proc.is_alive(pid)
+    assert proc.is_alive(1)  # init: another user's process, alive

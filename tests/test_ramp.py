@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
+from swarmforge import times
 from swarmforge.agents import hints, lifecycle
 from swarmforge.config.settings import StartSettings, parse_settings
 from swarmforge.errors import CorruptFile
@@ -174,8 +174,7 @@ def _agent_starts(repo: Path) -> list[tuple[str, float]]:
     for line in (repo / ".swarmforge" / "events.jsonl").read_text().splitlines():
         event = json.loads(line)
         if event.get("kind") == "agent-started" and str(event["role"]).startswith("a"):
-            when = datetime.fromisoformat(str(event["ts"]).replace("Z", "+00:00"))
-            out.append((str(event["role"]), when.timestamp()))
+            out.append((str(event["role"]), times.parse(str(event["ts"]))))
     return out
 
 

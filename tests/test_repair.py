@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events, fsutil
+from swarmforge import events, fsutil, times
 from swarmforge.config import sessionrecord
 from swarmforge.handoff import draft, receive
 from swarmforge.handoff import mailbox as mb
@@ -145,7 +145,7 @@ def test_a_half_done_batch_returns_only_its_unfinished_items(project: Project) -
     batch = items[0].parent
     originals = {p.name: p.read_bytes() for p in items}
     # A `done` killed while it stamped the batch: the first item is finished, the rest not.
-    mb.annotate(str(items[0]), [("completed_at", mb.utc_stamp())])
+    mb.annotate(str(items[0]), [("completed_at", times.stamp())])
 
     report = repair(str(project.root))
 
@@ -276,7 +276,7 @@ def test_work_of_a_live_agent_is_left_alone_unless_older_than_asked(alive: Proje
     give(alive, "cleaner", "new work")
     [old] = take(alive, "coder")
     [new] = take(alive, "cleaner")
-    hours_ago = mb.utc_stamp(time.time() - 2 * 3600)
+    hours_ago = times.stamp(time.time() - 2 * 3600)
     mb.annotate(str(old), [("dequeued_at", hours_ago)])
     before = listing(alive.root)
 

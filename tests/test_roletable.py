@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,29 @@ def test_no_root_outside_a_project(tmp_path: Path) -> None:
     (tmp_path / ".git").write_text("not a gitdir line\n")
     with pytest.raises(SwarmforgeError):
         roletable.find_root(str(tmp_path))
+
+
+def test_locate_takes_the_first_kind_found_in_the_order_asked(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    config = checkout / "sub"
+    (config / "swarmforge").mkdir(parents=True)
+    (config / "swarmforge" / "swarmforge.conf").write_text("")
+    deep = config / "a" / "b"
+    deep.mkdir(parents=True)
+    at = str(deep)
+    assert roletable.locate(at) is None  # no swarm started: no roles.tsv
+    assert roletable.locate(at, (roletable.CONFIG,)) == str(config)
+    assert roletable.locate(at, (roletable.CHECKOUT,)) == str(checkout)
+    assert roletable.locate(at, (roletable.CHECKOUT, roletable.CONFIG)) == str(checkout)
+    assert roletable.locate(at, roletable.ANYWHERE) == str(config)
+    (checkout / ".swarmforge").mkdir()
+    (checkout / ".swarmforge" / "roles.tsv").write_text("")
+    assert roletable.locate(at, roletable.ANYWHERE) == str(checkout)  # the swarm, first
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert roletable.locate(str(outside), roletable.ANYWHERE) is None
+    assert roletable.locate(str(outside), (*roletable.ANYWHERE, roletable.HERE)) == str(outside)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge import tagging
+from swarmforge import proc, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.daemon import wake
 from swarmforge.handoff import message
@@ -260,7 +260,7 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
         p
         for p in psutil.process_iter(["cmdline"])
         if p.info["cmdline"] == ["sleep", "300"]
-        and tagging.is_alive(p.pid)
+        and proc.is_alive(p.pid)
         and p.environ().get(tagging.PROJECT_TAG) == os.path.realpath(repo)
     ]
     nothing_left(repo)
@@ -277,9 +277,9 @@ def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path
     r = sf("up", "--backend", "headless", "--inhibit-sleep", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     record = sessionrecord.load(str(repo))
-    assert record is not None and tagging.is_alive(record.inhibitor_pid)
+    assert record is not None and proc.is_alive(record.inhibitor_pid)
     assert sf("down", cwd=repo).returncode == 0
-    assert not tagging.is_alive(record.inhibitor_pid)
+    assert not proc.is_alive(record.inhibitor_pid)
     nothing_left(repo)
 
 

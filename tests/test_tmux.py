@@ -15,6 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
+from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux import SessionSpec, Tmux, sleep_inhibitor_argv
 from tests.support import kill_session, retry_until
@@ -93,13 +94,6 @@ def any_tmux(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tmux]:
     server = _server(tmp_path, request.param)
     yield server
     server.kill_server()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
 
 
 def test_the_agent_gets_its_argv_environment_and_directory_verbatim(
@@ -191,13 +185,13 @@ def test_kill_session_and_kill_server_end_the_agents(tmux: Tmux, tmp_path: Path)
     new_session(tmux, "two", str(tmp_path), second.argv(), second.env)
     pids = [first.info()["pid"], second.info()["pid"]]
     assert kill_session(tmux, "one") is True
-    retry_until(lambda: not _alive(pids[0]))
+    retry_until(lambda: not proc.is_alive(pids[0]))
     assert sessions(tmux) == ["two"]
     assert tmux.server_running()
     tmux.kill_server()
     assert not tmux.server_running()
     assert sessions(tmux) == []
-    retry_until(lambda: not _alive(pids[1]))
+    retry_until(lambda: not proc.is_alive(pids[1]))
     tmux.kill_server()  # nothing runs: not an error
     assert new_session(tmux, "one", str(tmp_path), ["cat", "-"], {}) is True
 

@@ -3,7 +3,6 @@ model's usage figures."""
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import times
 from swarmforge.agents.claude.tokens import claude_project_dir, claude_tokens
 from swarmforge.agents.codex.tokens import codex_tokens
 from swarmforge.agents.registry import agent as find_agent
@@ -145,7 +145,7 @@ def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path)
 
 
 def _at(stamp: str) -> float:
-    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+    return times.parse(stamp)
 
 
 SINCE = _at("2026-12-01T09:00:00Z")  # before every line written below

@@ -7,14 +7,13 @@ it, its tmux screen, the last hint of its callbacks and the item it has in proce
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import dataclass
 
 import psutil
 
-from swarmforge import tagging
+from swarmforge import proc, tagging, times
 from swarmforge.agents.hints import read_hint
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.registry import agent
@@ -36,7 +35,7 @@ def _epoch(stamp: str | None) -> float | None:
     if not stamp:
         return None
     try:
-        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+        return times.parse(stamp)
     except ValueError:
         return None
 
@@ -176,7 +175,7 @@ def sample_of(
     report = log_report(root, role.name, before, log_size, now)
     ev = Evidence(
         life="none" if life is None else life.state,
-        alive=tagging.is_alive(pid),
+        alive=proc.is_alive(pid),
         exit_code=life.exit_code if life is not None and life.state == "exited" else None,
         started_at=_epoch(life.started_at) if life is not None else None,
         hint=read_hint(root, role.name),

@@ -19,6 +19,7 @@ from swarmforge.config.settings import Restart
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import AGENTS_DIR
 from swarmforge.records import read_json_model
+from swarmforge.times import stamp
 
 MAX_BACKOFF = 30.0
 TAIL_LINES = 20
@@ -39,11 +40,6 @@ class AgentLife(BaseModel):
     exited_at: str | None = None
     restart_at: str | None = None  # when an exited agent starts again; None: it will not
     tail: list[str] = []
-
-
-def now_stamp(when: float | None = None) -> str:
-    """An ISO-8601 UTC instant."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if when is None else when))
 
 
 def life_path(root: str, role: str) -> str:
@@ -76,7 +72,7 @@ def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:
             run_id=run_id,
             state="running",
             pid=pid,
-            started_at=now_stamp(),
+            started_at=stamp(),
             restarts=restarts,
             exit_code=before.exit_code if before else None,
             exited_at=before.exited_at if before else None,
@@ -99,11 +95,11 @@ def exited(
             run_id=run_id,
             state="exited",
             pid=before.pid if before else None,
-            started_at=before.started_at if before else now_stamp(),
+            started_at=before.started_at if before else stamp(),
             restarts=before.restarts if before else 0,
             exit_code=code,
-            exited_at=now_stamp(),
-            restart_at=None if pause is None else now_stamp(time.time() + pause),
+            exited_at=stamp(),
+            restart_at=None if pause is None else stamp(time.time() + pause),
             tail=[line.rstrip() for line in tail if line.strip()][-TAIL_LINES:],
         ),
     )

@@ -12,7 +12,7 @@ import time
 
 import psutil
 
-from swarmforge import events, tagging
+from swarmforge import tagging, times
 from swarmforge.agents import lifecycle, staterecord
 from swarmforge.agents.evidence import Sample, sample_of
 from swarmforge.agents.state import Evidence, Verdict, combine, said
@@ -31,7 +31,7 @@ def _since(before: StateRecord | None, verdict: Verdict, ev: Evidence, now: floa
     word = said(ev)
     if word is not None and word.state == verdict.state:
         when = min(now, word.at)  # the agent said so then
-    return events.stamp(int(when * 1_000_000_000))
+    return times.precise(int(when * 1_000_000_000))
 
 
 def refresh(

@@ -34,10 +34,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _attach(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.common import view_root
+    from swarmforge.cli.common import VIEWED, project_root
     from swarmforge.views import attach
 
-    plan = attach.plan(view_root(ns.project), ns.role)
+    plan = attach.plan(project_root(ns.project, VIEWED), ns.role)
     if ns.json or ns.print_only:
         emit(ns.json, plan.as_json(), shlex.join(plan.argv))
         return EXIT_OK

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from swarmforge.cli.common import emit
-from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.errors import EXIT_OK
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,13 +46,13 @@ def _cockpit(ns: argparse.Namespace) -> int:
     import os
     import secrets
 
-    from swarmforge.cli.common import checkout_root, view_root
+    from swarmforge.cli.common import VIEWED, project_root
+    from swarmforge.roletable import CHECKOUT, HERE
     from swarmforge.views import cockpit
 
-    try:
-        root = os.path.realpath(view_root(ns.project))
-    except SwarmforgeError:  # no swarm configured: the planned runs are still worth a view
-        root = checkout_root(ns.project)
+    # With no swarm configured, the planned runs are still worth a view.
+    found = project_root(ns.project, (*VIEWED, CHECKOUT, HERE), must_exist=False)
+    root = os.path.realpath(found)
     sock = cockpit.listen(ns.host, ns.port)
     port = sock.getsockname()[1]
     local = cockpit.is_loopback(ns.host)

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import os
 
+from swarmforge import roletable
 from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
+from swarmforge.roletable import CONFIG, SWARM
+
+# What a view or a status looks at: a swarm, or before any `up` (no roles.tsv yet) the
+# configured project, so that it can say no swarm runs there.
+VIEWED = (SWARM, CONFIG)
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -58,49 +64,26 @@ def emit(
     print(shown, flush=flush)
 
 
-def project_root(option: str | None) -> str:
-    """The project: `--project DIR` as given, else the one found from the current directory."""
+def project_root(
+    option: str | None, finds: tuple[str, ...] = (SWARM,), *, must_exist: bool = True
+) -> str:
+    """The project: `--project DIR` as given, else the first of `finds` seen from the
+    current directory (roletable.locate: SWARM, CONFIG, CHECKOUT, HERE).
+
+    `must_exist`: `--project` must name a directory (a planned run takes it as given).
+    When nothing is found, the error says to run `init` if a config would have done.
+    """
     if option:
-        if not os.path.isdir(option):
+        if must_exist and not os.path.isdir(option):
             raise SwarmforgeError(f"--project {option}: no such directory.")
         return os.path.abspath(option)
-    from swarmforge.roletable import find_root
-
-    return find_root(os.getcwd())
-
-
-def view_root(option: str | None) -> str:
-    """The project a view or a status looks at: as `project_root`, or, before any `up`
-    (no roles.tsv yet), the configured project, so that it can say no swarm runs there."""
-    try:
-        return project_root(option)
-    except SwarmforgeError:
-        return config_root(option)
-
-
-def checkout_root(option: str | None) -> str:
-    """`--project DIR`, else the git checkout of the current directory, else the directory
-    itself: where planned runs live, which need no swarm configuration."""
-    if option:
-        return os.path.realpath(option)
-    from swarmforge.roletable import worktree_top
-
-    top = worktree_top(os.getcwd())
-    return os.path.realpath(top if top is not None else os.getcwd())
-
-
-def config_root(option: str | None) -> str:
-    """`--project DIR`, else the nearest directory at or above this one with a swarmforge.conf."""
-    if option:
-        return project_root(option)
     here = os.getcwd()
-    while True:
-        if os.path.isfile(os.path.join(here, "swarmforge", "swarmforge.conf")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            raise SwarmforgeError(
-                f"No swarmforge/swarmforge.conf here or above {os.getcwd()}.",
-                hint="Run `swarmforge init` first.",
-            )
-        here = parent
+    found = roletable.locate(here, finds)
+    if found is not None:
+        return found
+    if roletable.CONFIG in finds:
+        raise SwarmforgeError(
+            f"No swarmforge/swarmforge.conf here or above {here}.",
+            hint="Run `swarmforge init` first.",
+        )
+    raise SwarmforgeError(roletable.NOT_FOUND)

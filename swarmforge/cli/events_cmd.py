@@ -14,8 +14,9 @@ import re
 import sys
 import time
 
-from swarmforge.cli.common import emit
+from swarmforge.cli.common import emit, project_root
 from swarmforge.errors import EXIT_OK, SwarmforgeError
+from swarmforge.roletable import CHECKOUT, HERE, SWARM
 
 POLL = 0.2  # seconds between looks at the log's size while following
 CHECK = 1.0  # seconds between looks at whether the followed swarm still runs
@@ -55,37 +56,21 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def since_stamp(text: str, now: float) -> str:
-    """The event time (events.stamp) that `--since text` means at `now`."""
-    from datetime import UTC, datetime
+    """The event time (times.precise) that `--since text` means at `now`."""
+    from swarmforge import times
 
     match = DURATION.fullmatch(text.strip())
     if match:
-        when = datetime.fromtimestamp(now - float(match[1]) * UNITS[match[2]], UTC)
+        when = now - float(match[1]) * UNITS[match[2]]
     else:
         try:
-            when = datetime.fromisoformat(text.strip())
+            when = times.parse(text.strip())  # UTC unless it says otherwise, as the log's times
         except ValueError:
             raise SwarmforgeError(
                 f"--since {text}: neither an ISO time (2026-06-15T14:05:31Z) "
                 "nor a duration (30s, 10m, 2h, 1d)."
             ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)  # as the log's own times are
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _root(option: str | None) -> str:
-    from swarmforge.cli.common import project_root
-    from swarmforge.roletable import worktree_top
-
-    if option:
-        return os.path.realpath(project_root(option))
-    try:
-        return os.path.realpath(project_root(None))
-    except SwarmforgeError:
-        # No swarm was ever started here: planned runs log their events all the same.
-        top = worktree_top(os.getcwd())
-        return os.path.realpath(top if top is not None else os.getcwd())
+    return times.precise(round(when * 1_000_000) * 1000)  # to the microsecond, rounded
 
 
 class Swarm:
@@ -125,7 +110,8 @@ class Swarm:
 def _events(ns: argparse.Namespace) -> int:
     from swarmforge import events
 
-    root = _root(ns.project)
+    # Without a swarm, the checkout or the directory: planned runs log their events all the same.
+    root = os.path.realpath(project_root(ns.project, (SWARM, CHECKOUT, HERE)))
     path = events.log_path(root)
     since = since_stamp(ns.since, time.time()) if ns.since else None
     swarm = Swarm(root) if ns.follow and not ns.forever else None
@@ -163,11 +149,12 @@ def _events(ns: argparse.Namespace) -> int:
 
 def _wait(path: str, offset: int) -> None:
     """Sleep until the log grows past `offset`, or POLL seconds."""
-    deadline = time.monotonic() + POLL
-    while time.monotonic() < deadline:
+    from swarmforge.waiting import wait_until
+
+    def grown() -> bool:
         try:
-            if os.stat(path).st_size > offset:
-                return
+            return os.stat(path).st_size > offset
         except OSError:
-            pass
-        time.sleep(0.05)
+            return False
+
+    wait_until(grown, POLL, 0.05)

@@ -45,15 +45,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rehearse.set_defaults(handler=_rehearse)
 
 
-def _root(ns: argparse.Namespace) -> str:
-    from swarmforge.cli.common import config_root
-
-    return config_root(ns.project)
-
-
 def _rehearse(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.common import unwind_on_sigterm
+    from swarmforge.cli.common import project_root, unwind_on_sigterm
     from swarmforge.rehearse.rehearsal import rehearse
+    from swarmforge.roletable import CONFIG
 
     # Stopped from outside, a rehearsal still stops its swarm and removes its copy.
     unwind_on_sigterm()
@@ -61,7 +56,13 @@ def _rehearse(ns: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    outcome = rehearse(_root(ns), ns.script, backend=ns.backend, keep=ns.keep, progress=say)
+    outcome = rehearse(
+        project_root(ns.project, (CONFIG,)),
+        ns.script,
+        backend=ns.backend,
+        keep=ns.keep,
+        progress=say,
+    )
     emit(ns.json, {"ok": outcome.ok, **dataclasses.asdict(outcome)}, _outcome_lines(outcome))
     return EXIT_OK if outcome.ok else EXIT_FAILURE
 

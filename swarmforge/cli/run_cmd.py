@@ -7,9 +7,12 @@ import os
 import sys
 import time
 
-from swarmforge.cli.common import emit
+from swarmforge.cli.common import emit, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
+from swarmforge.roletable import CHECKOUT, HERE
 
+# A planned run needs no swarm: its project is the enclosing checkout, or the directory.
+PLANNED = (CHECKOUT, HERE)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -87,13 +90,6 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def _root(ns: argparse.Namespace) -> str:
-    """A planned run needs no swarm: the project is the enclosing checkout, or the cwd."""
-    from swarmforge.cli.common import checkout_root
-
-    return checkout_root(ns.project)
-
-
 def _run(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import unwind_on_sigterm
     from swarmforge.run.orchestrator import Orchestrator
@@ -102,7 +98,7 @@ def _run(ns: argparse.Namespace) -> int:
     if ns.max_concurrency is not None and ns.max_concurrency < 1:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
     spec = load_spec(ns.spec)
-    root = _root(ns)
+    root = os.path.realpath(project_root(ns.project, PLANNED, must_exist=False))
     workers = _workers(root, ns.ack_wait) if ns.workers else None
     if ns.ack_wait is not None and workers is None:
         raise SwarmforgeError("--ack-wait goes with --workers.")
@@ -162,7 +158,7 @@ def _find_run(root: str, wanted: str) -> str:
 def _list(ns: argparse.Namespace) -> int:
     from swarmforge.run import overview
 
-    root = _root(ns)
+    root = os.path.realpath(project_root(ns.project, PLANNED, must_exist=False))
     # Read only: listing runs never writes, even to a journal with a torn tail.
     found = overview.runs(root)
     rows = [
@@ -196,7 +192,10 @@ def _event_line(data: dict[str, object]) -> str:
 def _tail(ns: argparse.Namespace) -> int:
     from swarmforge.run import journal
 
-    path = os.path.join(_find_run(_root(ns), ns.run), "events.jsonl")
+    path = os.path.join(
+        _find_run(os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run),
+        "events.jsonl",
+    )
     shown = 0
     while True:
         events, _ = journal.read_events(path)
@@ -212,7 +211,9 @@ def _tail(ns: argparse.Namespace) -> int:
 def _decide(ns: argparse.Namespace) -> int:
     from swarmforge.run import parking
 
-    run_dir = _find_run(_root(ns), ns.run)
+    run_dir = _find_run(
+        os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run
+    )
     who = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
     if ns.decision == "reject":
         parking.reject(run_dir, ns.task, who, ns.note)

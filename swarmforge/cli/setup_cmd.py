@@ -7,7 +7,7 @@ import dataclasses
 import os
 
 from swarmforge.cli.common import emit
-from swarmforge.errors import EXIT_FAILURE, EXIT_OK
+from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,12 +93,14 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
     """The project to check, and whether it is one (False: doctor runs outside any)."""
     # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
     from swarmforge.cli.common import project_root
-    from swarmforge.doctor.local import locate_project
+    from swarmforge.roletable import ANYWHERE
 
-    if option:
-        return project_root(option), True
-    found = locate_project(os.getcwd())
-    return (found, True) if found else (os.getcwd(), False)
+    try:
+        return project_root(option, ANYWHERE), True
+    except SwarmforgeError:
+        if option:
+            raise
+        return os.getcwd(), False
 
 
 def _doctor(ns: argparse.Namespace) -> int:

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
-    from swarmforge.cli.common import view_root
+    from swarmforge.cli.common import VIEWED, project_root
     from swarmforge.swarm.status import status
 
-    state = status(view_root(ns.project), sizes=True, hosts=True)
+    state = status(project_root(ns.project, VIEWED), sizes=True, hosts=True)
     emit(ns.json, state.as_json(), _swarm_lines(state))
     return EXIT_OK
 

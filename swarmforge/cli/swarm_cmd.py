@@ -8,8 +8,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from swarmforge.cli.common import emit
+from swarmforge.cli.common import VIEWED, emit, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
+from swarmforge.roletable import ANYWHERE, CONFIG, HERE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -133,11 +134,10 @@ def _notify_send(ns: argparse.Namespace) -> int:
 
 
 def _bell(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.common import view_root
     from swarmforge.daemon import alerts
 
     sys.stdin.read()  # the notification itself: the bell says only that there is one
-    alerts.bell(view_root(ns.project))
+    alerts.bell(project_root(ns.project, VIEWED))
     return EXIT_OK
 
 
@@ -154,19 +154,6 @@ def _agent_state(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _root(ns: argparse.Namespace) -> str:
-    from swarmforge.cli.common import project_root
-
-    return project_root(ns.project)
-
-
-def _up_root(ns: argparse.Namespace) -> str:
-    """`up` may run before roles.tsv exists: look for swarmforge/swarmforge.conf instead."""
-    from swarmforge.cli.common import config_root
-
-    return config_root(ns.project)
-
-
 def _say(ns: argparse.Namespace) -> Callable[[str], None]:
     """Progress lines on stderr, unless the result goes out as JSON."""
 
@@ -181,7 +168,7 @@ def _up(ns: argparse.Namespace) -> int:
     from swarmforge.swarm import session
 
     record, already = session.up(
-        _up_root(ns),
+        project_root(ns.project, (CONFIG,)),  # before roles.tsv exists: where the config is
         ns.backend,
         stagger=ns.stagger,
         inhibit_sleep=ns.inhibit_sleep,
@@ -224,10 +211,9 @@ def _say_setup_failed(record: SessionRecord) -> int:
 
 
 def _down(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.common import view_root
     from swarmforge.swarm import session
 
-    report = session.down(view_root(ns.project), purge=ns.purge, progress=_say(ns))
+    report = session.down(project_root(ns.project, VIEWED), purge=ns.purge, progress=_say(ns))
     if report.run_id is None:
         said = "no swarm was running in this project"
     else:
@@ -238,7 +224,6 @@ def _down(ns: argparse.Namespace) -> int:
 
 
 def _gc(ns: argparse.Namespace) -> int:
-    from swarmforge.cli.common import view_root
     from swarmforge.swarm.cleanup import gc
 
     if ns.dry_run and not ns.artifacts:
@@ -246,7 +231,7 @@ def _gc(ns: argparse.Namespace) -> int:
             "gc: --dry-run goes with --artifacts.",
             hint="Run `swarmforge gc --artifacts --dry-run`.",
         )
-    report = gc(view_root(ns.project), artifacts=ns.artifacts, dry_run=ns.dry_run)
+    report = gc(project_root(ns.project, VIEWED), artifacts=ns.artifacts, dry_run=ns.dry_run)
     emit(ns.json, report.as_json(), _gc_lines(report, ns.dry_run))
     return EXIT_OK
 
@@ -300,13 +285,7 @@ def _port(ns: argparse.Namespace) -> int:
 
 def _port_project(option: str | None) -> str:
     """`--project DIR`, else the project seen from here, as `doctor` finds it."""
-    if option:
-        from swarmforge.cli.common import project_root
-
-        return project_root(option)
-    from swarmforge.doctor.local import locate_project
-
-    return locate_project(os.getcwd()) or os.getcwd()
+    return project_root(option, (*ANYWHERE, HERE))
 
 
 def _recorded_port(root: str, branch: str) -> int | None:
@@ -325,18 +304,18 @@ def _recorded_port(root: str, branch: str) -> int | None:
 def _supervise(ns: argparse.Namespace) -> int:
     from swarmforge.swarm import headless
 
-    headless.serve(_root(ns))
+    headless.serve(project_root(ns.project))
     return EXIT_OK
 
 
 def _pane(ns: argparse.Namespace) -> int:
     from swarmforge.swarm import pane
 
-    return pane.serve(_root(ns), ns.role)
+    return pane.serve(project_root(ns.project), ns.role)
 
 
 def _role_loop(ns: argparse.Namespace) -> int:
     from swarmforge.swarm.execrole import serve_role
 
-    serve_role(_root(ns), ns.role)
+    serve_role(project_root(ns.project), ns.role)
     return EXIT_OK

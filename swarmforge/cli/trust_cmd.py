@@ -35,14 +35,6 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     trust.set_defaults(handler=_trust)
 
 
-def _root(option: str | None) -> str:
-    # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
-    from swarmforge.cli.common import project_root
-    from swarmforge.doctor.local import find_project
-
-    return project_root(option) if option else find_project(os.getcwd())
-
-
 def _agents(root: str, named: str | None) -> tuple[str, ...]:
     from swarmforge.agents.trust import agents_used
     from swarmforge.doctor.local import check_config
@@ -85,8 +77,11 @@ def _confirm(ns: argparse.Namespace, changes: list[Change], report: dict[str, ob
 def _trust(ns: argparse.Namespace) -> int:
     from swarmforge.agents import trust as agentconf
     from swarmforge.agents.homes import trust_key
+    from swarmforge.cli.common import project_root
+    from swarmforge.roletable import ANYWHERE, HERE
 
-    root = _root(ns.project)
+    # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
+    root = project_root(ns.project, (*ANYWHERE, HERE))
     agents = _agents(root, ns.agent)
     planned = [agentconf.plan_trust(a, root, os.environ) for a in agents]
     changes = [c for c in planned if c is not None]

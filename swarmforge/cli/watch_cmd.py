@@ -30,8 +30,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _watch(ns: argparse.Namespace) -> int:
     import os
 
-    from swarmforge.cli.common import view_root
+    from swarmforge.cli.common import VIEWED, project_root
     from swarmforge.views.watch import WatchApp
 
-    WatchApp(os.path.realpath(view_root(ns.project))).run()
+    WatchApp(os.path.realpath(project_root(ns.project, VIEWED))).run()
     return EXIT_OK

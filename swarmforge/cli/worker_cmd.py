@@ -68,11 +68,12 @@ def _settings(ns: argparse.Namespace) -> tuple[TransportSettings | None, str | N
     """The `[transport]` of the project around the current directory, and its root."""
     if ns.nats and ns.hub and ns.project:
         return None, None  # everything given: a worker needs no project
-    from swarmforge.cli.common import checkout_root
+    from swarmforge.cli.common import project_root
     from swarmforge.config.settings import load_settings
+    from swarmforge.roletable import CHECKOUT, HERE
 
     try:
-        root = checkout_root(None)
+        root = os.path.realpath(project_root(None, (CHECKOUT, HERE)))
     except SwarmforgeError:
         return None, None
     return load_settings(root).transport, root

@@ -20,7 +20,6 @@ wrong (named in the daemon's log), delivery never waits for it or fails with it.
 
 from __future__ import annotations
 
-import calendar
 import json
 import logging
 import os
@@ -29,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from swarmforge import events, fsutil
+from swarmforge import events, fsutil, times
 from swarmforge.agents.registry import agent
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config import sessionrecord
@@ -71,7 +70,7 @@ def limits(root: str) -> Limits:
 def run_since(record: SessionRecord) -> float | None:
     """When the run started, as a Unix time; None if its record does not say clearly."""
     try:
-        return float(calendar.timegm(time.strptime(record.started_at, "%Y-%m-%dT%H:%M:%SZ")))
+        return times.parse(record.started_at)
     except ValueError:
         return None
 

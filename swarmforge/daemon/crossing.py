@@ -35,6 +35,7 @@ from swarmforge.handoff import message
 from swarmforge.net import presence, relay
 from swarmforge.net.transport import Message, Transport, TransportError
 from swarmforge.roletable import RoleEntry
+from swarmforge.waiting import wait_until
 
 RETRY_CONNECT = 2.0  # seconds between attempts to reach a server that did not answer
 BEAT_EVERY = 5.0  # seconds between heartbeats
@@ -75,9 +76,7 @@ class Crossing:
         """Connect in the background: the daemon's loop never waits on the network
         (`wait`: seconds to wait for the first connection, for a single pass)."""
         threading.Thread(target=self._connect, name="swarmforge-connect", daemon=True).start()
-        deadline = time.monotonic() + wait
-        while not self.connected and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: self.connected, wait)
 
     def _connect(self) -> None:
         """Try to connect until it works (or the daemon stops), then start taking mail."""

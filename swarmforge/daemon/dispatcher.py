@@ -52,7 +52,7 @@ def _sweep_dir(directory: str) -> int:
     removed = 0
     for name in names:
         owner = fsutil.temp_owner(name)
-        if owner is None or proc.exists(owner):
+        if owner is None or proc.is_alive(owner):
             continue
         path = os.path.join(directory, name)
         try:

@@ -13,7 +13,7 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, logfile, proc, roletable
+from swarmforge import fsutil, logfile, proc, roletable, tagging
 from swarmforge.daemon.alerts import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
@@ -22,6 +22,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.locks import FileLock, HeldMarker, is_held, remove_unless_held
+from swarmforge.waiting import wait_until
 
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 10.0
@@ -220,12 +221,7 @@ def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None)
 
 def _wait_gone(paths: Paths, seconds: float) -> bool:
     """Wait until no daemon holds the lock; False if one still does after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while running_pid(paths) is not None:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return wait_until(lambda: running_pid(paths) is None, seconds)
 
 
 def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
@@ -244,15 +240,18 @@ def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
     with HeldMarker(paths.stop):
         for process in stopped:
             _signal(process, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while not _wait_gone(paths, 0.05):
+
+        def gone() -> bool:
+            if _wait_gone(paths, 0.05):
+                return True
             process = _daemon_process(paths)
             if process is not None and all(process.pid != p.pid for p in stopped):
                 stopped.append(process)
                 _signal(process, signal.SIGTERM)
-            if time.monotonic() > deadline:
-                _kill(paths, stopped)
-                break
+            return False
+
+        if not wait_until(gone, timeout, 0):  # gone() itself waits
+            _kill(paths, stopped)
         for process in stopped:
             if not _exited(process, timeout):
                 raise SwarmforgeError(f"handoffd (pid {process.pid}) would not stop.")
@@ -300,18 +299,7 @@ def _process(pid: int) -> psutil.Process | None:
 def _exited(process: psutil.Process | None, seconds: float) -> bool:
     """Wait until the process has exited (a zombie has); the lock is dropped a moment before
     the interpreter finishes, and `stop` promises the process itself is gone."""
-    deadline = time.monotonic() + seconds
-    while process is not None:
-        try:
-            # is_running also notices the pid reused by a newer process.
-            if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.Error:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+    return process is None or not tagging.wait_gone([process], seconds)
 
 
 def _signal(process: psutil.Process, signum: int) -> None:

@@ -14,6 +14,7 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import RoleEntry
 from swarmforge.tmux import Tmux, project_socket
+from swarmforge.waiting import wait_until
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
 PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)
@@ -86,12 +87,7 @@ class TmuxWaker(Waker):
                 self._in_flight.discard(session)
 
     def _changed(self, target: str, before: bytes) -> bool:
-        deadline = time.monotonic() + TAKEN_WAIT
-        while time.monotonic() < deadline:
-            if self.tmux.screen(target) != before:
-                return True
-            time.sleep(0.05)
-        return False
+        return wait_until(lambda: self.tmux.screen(target) != before, TAKEN_WAIT, 0.05)
 
     def submit(self, session: str, text: str) -> bool:
         """Paste `text` into `session` and press Enter; True once the screen shows it taken."""

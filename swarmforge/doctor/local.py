@@ -31,7 +31,6 @@ from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import command
 from swarmforge.layout import SESSION_RECORD, STATE_DIRS
-from swarmforge.roletable import find_root, worktree_top
 
 if TYPE_CHECKING:
     from swarmforge.net.transport import Transport
@@ -319,24 +318,3 @@ def _transport_state(client: Transport) -> Check:
 def _holder(pid: int | None, name: str | None) -> str:
     who = f"pid {pid}" if pid is not None else "a process of another user"
     return f"{who} ({name})" if name else who
-
-
-def locate_project(cwd: str) -> str | None:
-    """The project seen from `cwd`: a swarm's, one with a config, or the checkout; None
-    outside any project."""
-    try:
-        return find_root(cwd)
-    except SwarmforgeError:
-        pass
-    here = os.path.abspath(cwd)
-    while not os.path.isfile(os.path.join(here, CONFIG_FILE)):
-        parent = os.path.dirname(here)
-        if parent == here:
-            return worktree_top(cwd)
-        here = parent
-    return here
-
-
-def find_project(cwd: str) -> str:
-    """The project seen from `cwd`, or `cwd` itself outside any project."""
-    return locate_project(cwd) or os.path.abspath(cwd)

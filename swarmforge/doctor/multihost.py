@@ -8,7 +8,6 @@ the transport check already says why.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -172,7 +171,7 @@ def check_hosts(
 ) -> list[Check]:
     """Each known host beats (warn for one that stopped, or never started)."""
     from swarmforge.net.presence import wire_name
-    from swarmforge.times import duration
+    from swarmforge.times import duration, stamp
 
     checks = []
     for host in seen:
@@ -186,7 +185,7 @@ def check_hosts(
         fix = _start_fix(host.beat.host, host.beat.primary)
         if host.beat.key == mine:
             fix = "this host's delivery daemon sends the beats: `swarmforge up` starts it"
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(host.received_at))
+        since = stamp(host.received_at)
         detail = f"unreachable since its last beat at {since}, {ago} ago (from {host.beat.machine})"
         checks.append(Check(name, "warn", detail, fix))
     beating = {host.beat.key for host in seen}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 
 from swarmforge.fsutil import move_noreplace
 from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
+from swarmforge.times import compact
 
 
 def _holds_files(directory: str) -> bool:
@@ -27,7 +27,7 @@ def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
         return None
     parent = os.path.join(root, ORPHANED_MAILBOXES)
     os.makedirs(parent, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = compact(micro=True)
     target = os.path.join(parent, f"{name}-{stamp}")
     for attempt in range(2, 100):
         try:

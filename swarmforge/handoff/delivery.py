@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from swarmforge import fsutil, text
+from swarmforge import fsutil, text, times
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import command, mergecheck
 from swarmforge.git.objects import state_dirs_in
@@ -30,7 +30,6 @@ from swarmforge.handoff.mailbox import (
     Mailbox,
     UnsafeMailbox,
     name_problem,
-    utc_stamp,
 )
 from swarmforge.layout import HANDOFFS
 from swarmforge.roletable import RoleEntry
@@ -193,7 +192,7 @@ def copy_to(
     copy = handoff.with_header("recipient", role)
     for field, value in extra or []:
         copy = copy.with_header(field, value)
-    copy = copy.with_header("enqueued_at", utc_stamp())
+    copy = copy.with_header("enqueued_at", times.stamp())
     return Mailbox(entry.path).deliver_copy(name, copy)
 
 

@@ -11,11 +11,11 @@ import os
 import stat
 import time
 
-from swarmforge import events, fsutil, proc, roletable
+from swarmforge import events, fsutil, proc, roletable, times
 from swarmforge.errors import Refused, SwarmforgeError
 from swarmforge.handoff import draft as drafts
 from swarmforge.handoff import sequence
-from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
+from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.message import Handoff
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
@@ -66,7 +66,7 @@ class HandoffInvalid(Refused):
 
 def build(draft: drafts.Draft, sender: str, seq: str, now: float) -> tuple[str, Handoff]:
     """The file name and contents of the handoff made from a valid draft."""
-    stamp = compact_stamp(now)
+    stamp = times.compact(now)
     headers = [
         ("id", f"{stamp}_{seq}_from_{sender}"),
         ("from", sender),
@@ -80,7 +80,7 @@ def build(draft: drafts.Draft, sender: str, seq: str, now: float) -> tuple[str, 
     else:
         headers.append(("message", draft.message))
         last_line = draft.message
-    headers.append(("created_at", utc_stamp(now)))
+    headers.append(("created_at", times.stamp(now)))
     name = f"{draft.priority}_{stamp}_{seq}_from_{sender}_to_{'_'.join(draft.recipients)}.handoff"
     return name, Handoff(headers, f"Re-read your role and constitution.\n\n{last_line}\n")
 
@@ -152,7 +152,7 @@ def _missing(path: str, label: str) -> NoReturn:
         pid = name[len(prefix) : -len(CLAIM_SUFFIX)] if name.endswith(CLAIM_SUFFIX) else ""
         if not (pid.isascii() and pid.isdigit()):
             continue
-        if proc.exists(int(pid)):
+        if proc.is_alive(int(pid)):
             raise SwarmforgeError(
                 f"Draft file is being queued by another gate (pid {pid}): {label}"
             )

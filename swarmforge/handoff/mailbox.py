@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 
-from swarmforge import fsutil, text
+from swarmforge import fsutil, text, times
 from swarmforge.errors import Refused
 from swarmforge.handoff import message
 from swarmforge.layout import HANDOFFS
@@ -33,16 +32,6 @@ class Box:
     NEW = os.path.join("inbox", "new")
     IN_PROCESS = os.path.join("inbox", "in_process")
     COMPLETED = os.path.join("inbox", "completed")
-
-
-def utc_stamp(now: float | None = None) -> str:
-    """An ISO-8601 UTC instant for headers (2026-06-15T14:05:31Z)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-
-
-def compact_stamp(now: float | None = None) -> str:
-    """The UTC timestamp used in file names and ids (20260615T140531Z)."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
 
 
 class UnsafeMailbox(Refused):
@@ -231,7 +220,7 @@ class Mailbox:
         name = os.path.basename(path)
         target = os.path.join(failed, name)
         if os.path.lexists(target) or os.path.lexists(target + ".error"):
-            target = os.path.join(failed, f"{name}.{utc_stamp().replace(':', '')}")
+            target = os.path.join(failed, f"{name}.{times.stamp().replace(':', '')}")
         # The reason is written first: a crash before the move leaves the file to be
         # set aside again, never a failed file without its reason.
         fsutil.atomic_write(target + ".error", f"{reason}\n".encode())
@@ -318,7 +307,7 @@ def complete(src: str, dst: str) -> None:
 
 def complete_batch(src: str, dst: str, items: list[str]) -> None:
     """Stamp `completed_at` on every item of batch directory `src`, then move it to `dst`."""
-    now = utc_stamp()
+    now = times.stamp()
     for item in items:
         _restamp(item, message.read(item), "completed_at", now)
     move(src, dst)
@@ -337,7 +326,7 @@ def _restamp(
     path: str, handoff: message.Handoff, field: str, value: str | None = None
 ) -> message.Handoff:
     # Published files are never edited in place: a new file is renamed over the old.
-    updated = handoff.with_header(field, value or utc_stamp())
+    updated = handoff.with_header(field, value or times.stamp())
     fsutil.atomic_write(path, updated.render())
     return updated
 

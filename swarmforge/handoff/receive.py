@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import events, fsutil, roletable
+from swarmforge import events, fsutil, roletable, times
 from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
@@ -193,7 +193,7 @@ def _batch_items(directory: str) -> list[str]:
 
 
 def _new_batch_dir(box: Mailbox) -> str:
-    stamp = mb.compact_stamp()
+    stamp = times.compact()
     n = 1
     while True:
         name = f"{mb.BATCH_PREFIX}{stamp}_{n:06d}"

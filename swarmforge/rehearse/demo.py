@@ -25,6 +25,7 @@ from swarmforge.git import command
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import session as swarm_session
+from swarmforge.waiting import wait_until
 
 TIMEOUT = 90.0
 Progress = Callable[[str], None]
@@ -165,13 +166,12 @@ def make_project(root: str) -> None:
 
 def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
-    from swarmforge import roletable
+    from swarmforge import roletable, times
     from swarmforge.handoff import delivery
-    from swarmforge.handoff.mailbox import compact_stamp, utc_stamp
 
     coder = record.role("coder")
     assert coder is not None
-    stamp = compact_stamp()
+    stamp = times.compact()
     name = f"50_{stamp}_000001_from_demo_to_coder.handoff"
     handoff = message.Handoff(
         [
@@ -181,7 +181,7 @@ def kick_off(record: sessionrecord.SessionRecord) -> str:
             ("priority", "50"),
             ("type", "note"),
             ("message", "Add multiply(a, b) with a test."),
-            ("created_at", utc_stamp()),
+            ("created_at", times.stamp()),
         ],
         "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
     )
@@ -207,12 +207,11 @@ def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
 def settle(record: sessionrecord.SessionRecord, timeout: float = 10.0) -> bool:
     """Wait until no role has anything queued, in process or waiting in its outbox."""
     boxes = (Box.OUTBOX, Box.NEW, Box.IN_PROCESS)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(Mailbox(r.path).received(box) for r in record.roles for box in boxes):
-            return True
-        time.sleep(0.05)
-    return False
+    return wait_until(
+        lambda: not any(Mailbox(r.path).received(box) for r in record.roles for box in boxes),
+        timeout,
+        0.05,
+    )
 
 
 def trail(record: sessionrecord.SessionRecord) -> list[Row]:

@@ -41,7 +41,7 @@ def ended(flights: Iterable[Flight], reports: str, root: str) -> list[Ended]:
 
 
 def _background_end(flight: Flight, reports: str) -> commandtask.Outcome | BaseException | None:
-    from swarmforge.tagging import is_alive
+    from swarmforge.proc import is_alive
 
     outcome = commandtask.finished(reports, flight.task_id)
     if outcome is not None:

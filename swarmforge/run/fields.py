@@ -7,6 +7,8 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
+from swarmforge import times
+
 Stamp = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")]
 TaskId = Annotated[str, StringConstraints(min_length=1)]
 
@@ -21,5 +23,5 @@ def utc_stamp(now: float | None = None) -> str:
     if _second[0] != whole:
         # strftime costs more than the rest of a journal event; a run stamps thousands
         # of events a second, so the seconds part is made once per second.
-        _second = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+        _second = (whole, times.stamp(whole).removesuffix("Z"))
     return f"{_second[1]}.{int(now % 1 * 1000):03d}Z"

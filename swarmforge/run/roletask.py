@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 
-from swarmforge import roletable
+from swarmforge import roletable, times
 from swarmforge.daemon import wake as notify
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import delivery, message
 from swarmforge.handoff.draft import summary
-from swarmforge.handoff.mailbox import Box, Mailbox, compact_stamp, utc_stamp
+from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import ROLES_TSV
 
 SENDER = "swarmforge"
@@ -33,7 +33,7 @@ def role_entry(root: str, role: str, task_id: str) -> roletable.RoleEntry:
 
 def handoff_name(role: str, seq: int) -> str:
     """The file name of the handoff for a task, unique by the journal's sequence number."""
-    return f"50_{compact_stamp()}_{seq:06d}_from_{SENDER}_to_{role}.handoff"
+    return f"50_{times.compact()}_{seq:06d}_from_{SENDER}_to_{role}.handoff"
 
 
 def deliver(
@@ -58,7 +58,7 @@ def deliver(
             ("message", one_line),
             ("task", task_id),
             ("run", run_id),
-            ("created_at", utc_stamp()),
+            ("created_at", times.stamp()),
         ],
         f"Re-read your role and constitution.\n\nRun {run_id}, task {task_id}:\n{text}\n",
     )

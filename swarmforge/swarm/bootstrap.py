@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from swarmforge import fsutil, proc
+from swarmforge import fsutil, proc, times
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.config.settings import BootstrapSettings
 from swarmforge.errors import shell_status
@@ -111,7 +111,7 @@ def _clear(root: str, role: str) -> None:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return times.stamp()
 
 
 def run(

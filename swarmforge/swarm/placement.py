@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 
-from swarmforge import fsutil, roletable
+from swarmforge import fsutil, roletable, times
 from swarmforge.config import sessionrecord
 from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
@@ -20,7 +19,7 @@ from swarmforge.swarm import bootstrap
 
 def new_run_id() -> str:
     """A fresh run id: sortable by time, unique enough to never clash in one project."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(3).hex()
+    return times.compact() + "-" + os.urandom(3).hex()
 
 
 def main_branch(root: str) -> str:

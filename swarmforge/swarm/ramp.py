@@ -17,12 +17,12 @@ the clock is injected, so tests need no processes and no waiting.
 
 from __future__ import annotations
 
-import calendar
 import math
 import time
 from collections import deque
 from collections.abc import Callable
 
+from swarmforge import times
 from swarmforge.agents import hints, lifecycle
 from swarmforge.config.settings import StartSettings
 
@@ -30,7 +30,6 @@ START_WINDOW = 10.0  # seconds an agent counts as starting unless it settles soo
 MINUTE = 60.0
 POLL = 0.5  # seconds between two looks while waiting for a turn
 FOLLOW_POLL = 0.2  # seconds between two looks at the headless runner's starts
-STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the instants of a lifecycle record (lifecycle.now_stamp)
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -127,10 +126,6 @@ def progress_line(started: int, total: int, delay: float, cap: str) -> str:
     return f"started {started} of {total} agents; next in {math.ceil(delay)} s ({cap})"
 
 
-def _epoch(stamp: str) -> float:
-    return float(calendar.timegm(time.strptime(stamp, STAMP)))
-
-
 def agent_settled(root: str, run_id: str, role: str, since: float) -> bool:
     """True if `role`'s agent, started at `since` (epoch seconds), is done starting: it
     said something of itself since, or its process has exited since."""
@@ -141,7 +136,7 @@ def agent_settled(root: str, run_id: str, role: str, since: float) -> bool:
     if life is None or life.state != "exited" or life.exited_at is None:
         return False
     # The record keeps whole seconds: an exit in the second of the start counts.
-    return _epoch(life.exited_at) >= math.floor(since)
+    return times.parse(life.exited_at) >= math.floor(since)
 
 
 def _quiet(message: str) -> None:
@@ -220,7 +215,7 @@ def follow(
         before = pacer.count
         for name in agents:
             life = lifecycle.load(root, name, run_id)
-            seen = life is not None and _epoch(life.started_at) >= math.floor(since)
+            seen = life is not None and times.parse(life.started_at) >= math.floor(since)
             if seen and not pacer.has_started(name):
                 pacer.started(name)
         if pacer.count > before:

@@ -23,13 +23,12 @@ second one, and if that is too late the item is reported, not hidden.
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from swarmforge import events, fsutil, roletable
+from swarmforge import events, fsutil, roletable, times
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
@@ -191,7 +190,7 @@ def _age(items: list[str], now: float) -> float:
         try:
             stamp = message.read(path).get("dequeued_at")
             if stamp:
-                ages.append(now - calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+                ages.append(now - times.parse(stamp))
                 continue
             ages.append(now - os.lstat(path).st_mtime)
         except (OSError, CorruptFile, ValueError):
@@ -203,7 +202,7 @@ def stamped(handoff: Handoff, now: float | None = None) -> Handoff:
     """`handoff` with `requeued_at` set and `requeue_count` one more than it was."""
     count = handoff.get(REQUEUE_COUNT) or "0"
     previous = int(count) if count.isascii() and count.isdigit() else 0
-    return handoff.with_header(REQUEUED_AT, mb.utc_stamp(now)).with_header(
+    return handoff.with_header(REQUEUED_AT, times.stamp(now)).with_header(
         REQUEUE_COUNT, str(previous + 1)
     )
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Literal
 
-from swarmforge import events, proc, tagging
+from swarmforge import events, proc, tagging, times
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -30,6 +30,7 @@ from swarmforge.locks import is_held
 from swarmforge.ports import port_for, project_identity
 from swarmforge.swarm import bootstrap, hosts, placement, ramp, rolecommand, shims
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
+from swarmforge.waiting import wait_until
 
 Progress = Callable[[str], None]
 Backend = Literal["tmux", "headless"]
@@ -99,7 +100,7 @@ def up(
             project=root,
             backend=chosen,
             state="stopped",
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            started_at=times.stamp(),
             roles=planned,
             host=host,
             remote=remote,
@@ -283,13 +284,11 @@ def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
     with open(placement.log_file(root, "runner"), "ab") as log:
         proc.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
-    deadline = time.monotonic() + START_TIMEOUT
     pid_file = os.path.join(root, RUNNER_PID)
-    while time.monotonic() < deadline:
-        if is_held(os.path.join(root, RUNNER_LOCK)) and os.path.exists(pid_file):
-            with open(pid_file, encoding="ascii") as f:
-                return int(f.read().strip())
-        time.sleep(0.02)
+    lock = os.path.join(root, RUNNER_LOCK)
+    if wait_until(lambda: is_held(lock) and os.path.exists(pid_file), START_TIMEOUT):
+        with open(pid_file, encoding="ascii") as f:
+            return int(f.read().strip())
     raise SwarmforgeError(
         "The swarm runner did not start.", hint=f"See {placement.log_file(root, 'runner')}."
     )

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import asdict, dataclass
 
-from swarmforge import tagging
+from swarmforge import proc, tagging, times
 from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
@@ -32,7 +31,7 @@ def _age(stamp: str | None, now: float) -> int | None:
     if not stamp:
         return None
     try:
-        return int(now - calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+        return int(now - times.parse(stamp))
     except ValueError:
         return None
 
@@ -226,13 +225,13 @@ def _alive(root: str, record: SessionRecord, role: RoleRecord, life: AgentLife |
     if life is not None and life.state == "exited":
         return False
     if life is not None and record.backend == "tmux":
-        return tagging.is_alive(life.pid)
+        return proc.is_alive(life.pid)
     if record.backend == "headless":
-        return tagging.is_alive(role.pid)
+        return proc.is_alive(role.pid)
     from swarmforge.tmux import Tmux
 
     tmux = Tmux(project_socket(root))
-    return tagging.is_alive(tmux.pane_pid(role.session))
+    return proc.is_alive(tmux.pane_pid(role.session))
 
 
 def _process(life: AgentLife | None, alive: bool) -> Process:

@@ -7,12 +7,11 @@ heartbeats (hoststatus.py). When each is read again is feed.py's business.
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 from dataclasses import dataclass, replace
 
-from swarmforge import events
+from swarmforge import events, times
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
@@ -60,7 +59,7 @@ class Snapshot:
 
 def _seconds_since(stamp: str, now: float) -> int | None:
     try:
-        return int(now - calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))
+        return int(now - times.parse(stamp[:19]))  # to the whole second, as ages are shown
     except ValueError:
         return None
 
