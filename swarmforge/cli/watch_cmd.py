@@ -31,7 +31,7 @@ def _watch(ns: argparse.Namespace) -> int:
     import os
 
     from swarmforge.cli.common import view_root
-    from swarmforge.views.watch import WatchApp
+    from swarmforge.views.watch.app import WatchApp
 
     WatchApp(os.path.realpath(view_root(ns.project))).run()
     return EXIT_OK
