@@ -303,7 +303,7 @@ def _port_project(option: str | None) -> str:
         from swarmforge.cli.common import project_root
 
         return project_root(option)
-    from swarmforge.doctor.local import locate_project
+    from swarmforge.doctor.project import locate_project
 
     return locate_project(os.getcwd()) or os.getcwd()
 

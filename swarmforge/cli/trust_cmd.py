@@ -38,14 +38,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _root(option: str | None) -> str:
     # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
     from swarmforge.cli.common import project_root
-    from swarmforge.doctor.local import find_project
+    from swarmforge.doctor.project import find_project
 
     return project_root(option) if option else find_project(os.getcwd())
 
 
 def _agents(root: str, named: str | None) -> tuple[str, ...]:
     from swarmforge.agents.trust import agents_used
-    from swarmforge.doctor.local import check_config
+    from swarmforge.doctor.projectfiles import check_config
 
     if named:
         return (named,)
