@@ -14,7 +14,7 @@ latency  from just before a handoff is queued through the gate (gate.send) to th
          time.time() once the row's queue cell changed, before Textual paints it).
          Baseline: the delivery itself, to the copy appearing in the recipient's
          inbox/new/ (polled); also the median of what each view adds to it, handoff
-         by handoff, and what one read of the swarm (watchdata.snapshot) costs.
+         by handoff, and what one read of the swarm (snapshot.snapshot) costs.
 cpu      while the swarm idles, over --idle seconds each, as % of one core: the
          cockpit server with one page open, and watch in a 200x50 window of a
          private tmux server (each process with its children: git, tmux). Baseline:
@@ -64,8 +64,9 @@ from swarmforge.events import EventLog, log_path
 from swarmforge.handoff import gate
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.tmux import project_socket
-from swarmforge.views.watch import COLUMNS, WatchApp
-from swarmforge.views.watchdata import Snapshot, snapshot
+from swarmforge.views.snapshot import Snapshot, snapshot
+from swarmforge.views.watch.app import WatchApp
+from swarmforge.views.watch.table import COLUMNS
 
 ROLES = ("specifier", "coder", "cleaner", "architect", "hardener", "qa")
 COCKPIT_ROLE, WATCH_ROLE = "qa", "coder"  # each view's latency has a queue of its own
@@ -632,7 +633,7 @@ def memory(root: str, logs: Path, events: int, starts: int) -> dict[str, Any]:
 
 
 def read_cost(root: str, count: int = 10) -> float:
-    """Median ms of one read of the swarm (watchdata.snapshot), as either view makes it."""
+    """Median ms of one read of the swarm (snapshot.snapshot), as either view makes it."""
     samples = []
     for _ in range(count):
         start = time.perf_counter()
@@ -697,7 +698,7 @@ def show(report: dict[str, Any]) -> None:
                 f"{r['added_p50_ms']} ms (median); gate {r['gate_p50_ms']} ms of the delivery; "
                 f"missed {r['missed']}"
             )
-        print(f"  one read of the swarm (watchdata.snapshot): {lat['snapshot_ms']} ms (median)")
+        print(f"  one read of the swarm (snapshot.snapshot): {lat['snapshot_ms']} ms (median)")
     if "cpu" in report:
         c = report["cpu"]
         print(f"CPU while the swarm idles, % of one core over {c['seconds']:.0f} s")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from swarmforge.views import cockpit
+from swarmforge.views.cockpit.access import is_loopback
+from swarmforge.views.cockpit.server import url
 from tests.support import make_swarm
 from tests.support import run_cli as sf
 from tests.viewsupport import WAIT, get, served
@@ -149,7 +150,7 @@ def test_a_port_in_use_is_one_clear_error(repo: Path) -> None:
 
 
 def test_what_is_loopback() -> None:
-    assert cockpit.is_loopback("127.0.0.1") and cockpit.is_loopback("localhost")
-    assert cockpit.is_loopback("::1")
-    assert not cockpit.is_loopback("0.0.0.0") and not cockpit.is_loopback("example.org")
-    assert cockpit.url("::1", 80, None) == "http://[::1]:80/"
+    assert is_loopback("127.0.0.1") and is_loopback("localhost")
+    assert is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("example.org")
+    assert url("::1", 80, None) == "http://[::1]:80/"

@@ -14,7 +14,10 @@ from swarmforge import roletable
 from swarmforge.agents.seed import seed_home
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
-from swarmforge.doctor import local
+from swarmforge.doctor.check import Check
+from swarmforge.doctor.repository import check_repository
+from swarmforge.doctor.runstate import check_daemon, check_run
+from swarmforge.doctor.tools import check_git, check_python
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
 
@@ -169,7 +172,7 @@ def test_missing_prompts_and_a_broken_config_fail(tmp_path: Path, agents: Path) 
 def test_a_repository_without_a_commit_is_a_warning(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    check = local.check_repository(str(root))
+    check = check_repository(str(root))
     assert check.status == "warn" and "`swarmforge up`" in check.fix
 
 
@@ -177,11 +180,11 @@ def test_a_stale_daemon_pid_file_is_a_warning_pointing_at_gc(tmp_path: Path) -> 
     pid_file = tmp_path / ".swarmforge" / "daemon" / "handoffd.pid"
     pid_file.parent.mkdir(parents=True)
     pid_file.write_text("4194000\n")
-    check = local.check_daemon(str(tmp_path))
+    check = check_daemon(str(tmp_path))
     assert check.status == "warn" and "4194000" in check.detail
     assert "swarmforge gc" in check.fix
     pid_file.unlink()
-    assert local.check_daemon(str(tmp_path)) == local.Check("daemon", "ok", "not running")
+    assert check_daemon(str(tmp_path)) == Check("daemon", "ok", "not running")
 
 
 def _record(root: Path, state: str, present: bool) -> SessionRecord:
@@ -213,23 +216,23 @@ def _record(root: Path, state: str, present: bool) -> SessionRecord:
 def test_the_run_record_state_and_worktrees(tmp_path: Path) -> None:
     runrecord_dir = tmp_path / ".swarmforge"
     runrecord_dir.mkdir()
-    assert [c.status for c in local.check_run(str(tmp_path))] == ["ok"]
+    assert [c.status for c in check_run(str(tmp_path))] == ["ok"]
     sessionrecord.save(str(tmp_path), _record(tmp_path, "stopped", present=True))
-    run, trees = local.check_run(str(tmp_path))
+    run, trees = check_run(str(tmp_path))
     assert (run.status, trees.status) == ("ok", "ok") and "stopped" in run.detail
     sessionrecord.save(str(tmp_path), _record(tmp_path / "other", "running", present=False))
-    run, trees = local.check_run(str(tmp_path))
+    run, trees = check_run(str(tmp_path))
     assert run.status == "warn" and "swarmforge gc" in run.fix
     assert trees.status == "warn" and "coder" in trees.detail
     (runrecord_dir / "run.json").write_text("{not json")
-    (broken,) = local.check_run(str(tmp_path))
+    (broken,) = check_run(str(tmp_path))
     assert broken.status == "FAIL" and "run.json" in broken.detail
 
 
 def test_python_and_tool_versions_are_compared_to_the_minimums() -> None:
-    assert local.check_python((3, 10, 9)).status == "FAIL"
-    assert local.check_python().status == "ok"
-    assert local.check_git().detail.startswith("git version")
+    assert check_python((3, 10, 9)).status == "FAIL"
+    assert check_python().status == "ok"
+    assert check_git().detail.startswith("git version")
 
 
 def test_doctor_finds_the_project_from_inside_it(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ from starlette.requests import Request
 
 from swarmforge import events
 from swarmforge.agents import hints
-from swarmforge.views import cockpit
+from swarmforge.views.cockpit.hub import Hub
 from swarmforge.views.feed import Feed
-from swarmforge.views.watchdata import Snapshot
+from swarmforge.views.snapshot import Snapshot
 from tests.support import Project, in_hand, record_run, retry_until
 
 WAIT = 30.0  # seconds a pushed state may take
@@ -44,7 +44,7 @@ def test_a_change_is_pushed_without_waiting_for_the_safety_read(project: Project
                 states.append(json.loads(message["data"]))
 
     async def drive() -> None:
-        hub = cockpit.Hub(root, every=0.5)
+        hub = Hub(root, every=0.5)
         hub.feed.safety = 3600  # only a change that announces itself is read
         running = asyncio.create_task(hub.run())
         page = asyncio.create_task(read(hub.stream(Request({"type": "http"}))))

@@ -10,7 +10,7 @@ import pytest
 
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.daemon.wake import Waker
-from swarmforge.doctor import local
+from swarmforge.doctor.repository import check_tracked_state
 from swarmforge.handoff import delivery, gate, receive
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
 from swarmforge.handoff.printout import task_text
@@ -164,17 +164,17 @@ def test_a_tracked_outbox_file_is_failed_never_delivered(project: Project) -> No
 
 
 def test_doctor_fails_on_tracked_state_dirs(repo: Path) -> None:
-    assert local.check_tracked_state(str(repo)).status == "ok"
+    assert check_tracked_state(str(repo)).status == "ok"
     commit_file(repo, ".swarmforge/roles.tsv", "x\n")
     commit_file(repo, ".worktrees/coder/file", "x\n")
-    found = local.check_tracked_state(str(repo))
+    found = check_tracked_state(str(repo))
     assert found.status == "FAIL"
     assert ".swarmforge/" in found.detail and ".worktrees/" in found.detail
     assert "git rm -r --cached" in found.fix
 
 
 def test_doctor_outside_git_has_no_tracked_state(tmp_path: Path) -> None:
-    assert local.check_tracked_state(str(tmp_path)).status == "ok"
+    assert check_tracked_state(str(tmp_path)).status == "ok"
 
 
 @pytest.mark.parametrize("state_dir", [".swarmforge", ".worktrees"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.config.settings import TransportSettings, parse_settings
-from swarmforge.doctor import local
+from swarmforge.doctor.transport import check_transport
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -34,7 +34,7 @@ def transport_toml(url: str, extra: str = "") -> bytes:
 def test_the_daemon_and_doctor_import_without_nats() -> None:
     code = (
         "import sys; sys.modules['nats'] = None; "
-        "import swarmforge.daemon.handoffd, swarmforge.doctor.local, swarmforge.cli; "
+        "import swarmforge.daemon.handoffd, swarmforge.doctor.report, swarmforge.cli; "
         "assert not any(m == 'nats' or m.startswith('nats.') for m in sys.modules "
         "if sys.modules[m] is not None)"
     )
@@ -298,7 +298,7 @@ def project_with(tmp_path: Path, data: bytes) -> str:
 
 
 def test_doctor_says_nothing_of_a_transport_that_is_not_set(tmp_path: Path) -> None:
-    assert local.check_transport(project_with(tmp_path, b"")) is None
+    assert check_transport(project_with(tmp_path, b"")) is None
 
 
 def test_doctor_finds_the_server_its_jetstream_and_the_stream(
@@ -307,12 +307,12 @@ def test_doctor_finds_the_server_its_jetstream_and_the_stream(
     from swarmforge.net.transport import Transport, project_id
 
     root = project_with(tmp_path, transport_toml(nats_server.url))
-    check = local.check_transport(root, {})
+    check = check_transport(root, {})
     assert check is not None and check.status == "warn" and "does not exist yet" in check.detail
     settings = TransportSettings(url=nats_server.url, hub="/srv/git/project.git")
     with Transport(nats_server.url, project_id(settings)) as client:
         client.ensure_stream()
-    check = local.check_transport(root, {})
+    check = check_transport(root, {})
     assert check is not None and check.status == "ok", check
 
 
@@ -321,7 +321,7 @@ def test_doctor_says_in_one_line_that_the_server_is_unreachable(tmp_path: Path) 
     from tests.natsserver import free_port
 
     root = project_with(tmp_path, transport_toml(f"nats://127.0.0.1:{free_port()}"))
-    check = local.check_transport(root, {})
+    check = check_transport(root, {})
     assert check is not None and check.status == "FAIL"
     assert "connection refused" in check.detail and "\n" not in check.detail
 
@@ -332,11 +332,11 @@ def test_doctor_says_in_one_line_that_the_password_is_wrong(tmp_path: Path) -> N
     try:
         root = project_with(tmp_path, transport_toml(url))
         env = {"SWARMFORGE_NATS_USER": "swarm", "SWARMFORGE_NATS_PASSWORD": "wrong"}
-        check = local.check_transport(root, env)
+        check = check_transport(root, env)
         assert check is not None and check.status == "FAIL"
         assert "refused the login" in check.detail and "\n" not in check.detail
         env["SWARMFORGE_NATS_PASSWORD"] = "right"
-        check = local.check_transport(root, env)
+        check = check_transport(root, env)
         assert check is not None and check.status == "warn", check  # no stream yet
     finally:
         server.close()

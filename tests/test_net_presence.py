@@ -16,7 +16,10 @@ import pytest
 
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import TransportSettings
-from swarmforge.doctor import multihost
+from swarmforge.doctor.clocks import check_clock, check_host_clocks
+from swarmforge.doctor.hosts import check_hosts
+from swarmforge.doctor.hub import check_hub
+from swarmforge.doctor.multihost import host_checks
 from swarmforge.swarm import hoststatus
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
 from tests.support import (
@@ -88,7 +91,7 @@ def test_a_host_that_stops_beating_turns_unreachable_and_stays_shown(
     retry_until(lambda: not presence.hosts(other, within=0.2)[0].reachable)
     [gone] = presence.hosts(other, within=0.2)
     assert gone.beat.host == "box-b" and gone.beat.roles[0].port == 5000
-    checks = multihost.check_hosts(presence.hosts(other, within=0.2), {}, "primary", None)
+    checks = check_hosts(presence.hosts(other, within=0.2), {}, "primary", None)
     assert [(c.check, c.status) for c in checks] == [("host box-b", "warn")]
     assert "unreachable since its last beat at" in checks[0].detail
     assert "swarmforge up --host box-b" in checks[0].fix
@@ -111,7 +114,7 @@ def test_the_servers_clock_is_read_from_a_stored_probe(transport: Any) -> None:
 
     clock = presence.server_clock(transport)
     assert clock.uncertainty >= 0
-    check = multihost.check_clock(clock)
+    check = check_clock(clock)
     assert check.status == "ok", check  # the server runs on this machine, on its clock
 
 
@@ -121,11 +124,11 @@ def test_another_hosts_clock_is_judged_by_the_servers_receive_time(
     from swarmforge.net import presence
 
     presence.beat(transport, beat_of("box-b", {"qa": 5000}))
-    check = multihost.check_host_clocks(presence.hosts(other), "primary")
+    check = check_host_clocks(presence.hosts(other), "primary")
     assert check.status == "ok", check
     presence.beat(transport, beat_of("box-b", {"qa": 5000}, sent_at=time.time() - 100))
     presence.beat(transport, beat_of("box-c", {"lint": 5001}, sent_at=time.time() + 5))
-    check = multihost.check_host_clocks(presence.hosts(other), "primary")
+    check = check_host_clocks(presence.hosts(other), "primary")
     assert check.status == "FAIL" and "box-b is 100" in check.detail and "behind" in check.detail
     assert "box-c is 5" in check.detail and "duplicate window" in check.detail
     assert "\n" not in check.detail and check.fix.startswith("on box-b, box-c:")
@@ -222,10 +225,10 @@ def test_status_with_the_server_away_shows_the_local_roles_and_one_line(
 def test_doctor_reaches_the_hub_or_says_why_not(project: Project, tmp_path: Path) -> None:
     hub = tmp_path / "hub.git"
     git(tmp_path, "clone", "-q", "--bare", str(project.root), str(hub))
-    ok = multihost.check_hub(str(project.root), TransportSettings(url="nats://h", hub=str(hub)))
+    ok = check_hub(str(project.root), TransportSettings(url="nats://h", hub=str(hub)))
     assert ok.status == "ok", ok
     missing = TransportSettings(url="nats://h", hub=str(tmp_path / "nowhere.git"))
-    bad = multihost.check_hub(str(project.root), missing)
+    bad = check_hub(str(project.root), missing)
     assert bad.status == "FAIL" and "nowhere.git cannot be reached" in bad.detail
     assert "\n" not in bad.detail and bad.fix
     remotes = git(project.root, "remote")
@@ -251,7 +254,7 @@ def test_doctor_checks_hosts_clocks_and_consumers(
         filter_subject=subject(PROJECT, "someone-else"),
     )
     transport.call(transport.js.add_consumer(stream_name(PROJECT), wrong), "add")
-    checks = {c.check: c for c in multihost.host_checks(str(project.root), {})}
+    checks = {c.check: c for c in host_checks(str(project.root), {})}
     assert checks["hub"].status == "ok" and checks["clock"].status == "ok"
     assert checks["host box-b"].status == "ok" and "reachable" in checks["host box-b"].detail
     box_c = checks["host box-c"]
@@ -265,7 +268,7 @@ def test_doctor_checks_hosts_clocks_and_consumers(
 
 
 def test_doctor_has_no_host_checks_without_transport(project: Project) -> None:
-    assert multihost.host_checks(str(project.root)) == []
+    assert host_checks(str(project.root)) == []
 
 
 # -- without [transport] ----------------------------------------------------------------

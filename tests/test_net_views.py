@@ -22,10 +22,11 @@ from textual.widgets import DataTable, Static
 
 from swarmforge.swarm import hoststatus
 from swarmforge.swarm.hoststatus import CrossHost, HostView, RemoteRole
-from swarmforge.views import watchdata
+from swarmforge.views.aging import aged
 from swarmforge.views.feed import Feed
-from swarmforge.views.watch import TextScreen, WatchApp
-from swarmforge.views.watchdata import Snapshot
+from swarmforge.views.snapshot import Snapshot
+from swarmforge.views.watch.app import WatchApp
+from swarmforge.views.watch.textscreen import TextScreen
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
 from tests.support import PROJECT, Project, beat_of, place_elsewhere, record_run, with_transport
 from tests.viewsupport import EVERY, WAIT, cells, get, served, until
@@ -141,14 +142,14 @@ def test_a_role_unreachable_since_its_last_beat_says_how_long() -> None:
         [gone],
         [HostView("box-a", True, True, 1), HostView("box-b", False, False, 700)],
     )
-    later = watchdata.aged(cross, 20)
+    later = aged(cross, 20)
     assert later.roles[0].beat_age_seconds == 720 and later.hosts[0].age_seconds == 21
     assert hoststatus.beat_said(later.roles[0]) == "unreachable (last beat 12m ago)"
     assert hoststatus.hosts_line(later) == (
         "hosts: box-a (this host) reachable, last beat 21s ago · "
         "box-b unreachable, last beat 12m ago"
     )
-    assert watchdata.aged(cross, 0) is cross
+    assert aged(cross, 0) is cross
     away = CrossHost("box-a", [], [], "cannot connect to nats://h:1: connection refused")
     assert hoststatus.hosts_line(away) == f"other hosts not shown: {away.error}"
 
@@ -157,12 +158,12 @@ def test_the_views_data_without_transport_never_imports_nats(project: Project) -
     record_run(project)
     code = (
         "import sys\n"
-        "from swarmforge.views import cockpit\n"
+        "from swarmforge.views.cockpit.state import swarm_state\n"
         "from swarmforge.views.feed import Feed\n"
         f"feed = Feed({str(project.root)!r})\n"
         "snap, _ = feed.read()\n"
         "assert not isinstance(snap, str) and snap.cross is None, snap\n"
-        f"shown = cockpit._swarm({str(project.root)!r}, snap)\n"
+        f"shown = swarm_state({str(project.root)!r}, snap)\n"
         "assert 'hosts' not in shown and all('host' not in r for r in shown['rows'])\n"
         "assert not [m for m in sys.modules if m == 'nats' or m.startswith('nats.')]\n"
     )

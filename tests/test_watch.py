@@ -20,8 +20,10 @@ from swarmforge.agents import lifecycle
 from swarmforge.cli.parser import build
 from swarmforge.layout import LOGS_DIR
 from swarmforge.times import duration
-from swarmforge.views import watchdata
-from swarmforge.views.watch import TextScreen, WatchApp
+from swarmforge.views import roletexts
+from swarmforge.views.rows import Row, spent
+from swarmforge.views.watch.app import WatchApp
+from swarmforge.views.watch.textscreen import TextScreen
 from tests.support import Project, in_hand, make_swarm, record_run
 from tests.support import run_cli as sf
 from tests.viewsupport import EVERY, cells, until
@@ -160,9 +162,9 @@ def test_the_data_reads_a_batch_and_says_what_is_missing(tmp_path: Path) -> None
     batch.mkdir()
     for i in (1, 2):
         (batch / f"50_2026_{i}.handoff").write_text(f"item {i}\n")
-    assert watchdata.handoff(str(batch)).count("== 50_2026_") == 2
-    assert watchdata.handoff(None) == "(no item in hand)"
-    assert "cannot be read" in watchdata.output(str(tmp_path), "nobody")
+    assert roletexts.handoff(str(batch)).count("== 50_2026_") == 2
+    assert roletexts.handoff(None) == "(no item in hand)"
+    assert "cannot be read" in roletexts.output(str(tmp_path), "nobody")
     assert [duration(s) for s in (None, 5, 125, 7200, 90000)] == [
         "-",
         "5s",
@@ -199,11 +201,11 @@ def test_the_view_follows_a_real_headless_swarm(repo: Path) -> None:
 
 
 def test_tokens_show_against_the_budget_when_there_is_one() -> None:
-    row = watchdata.Row(
+    row = Row(
         *("coder", "working", 5, 0, None, "", None, 4000, "b", 1, 0),
         tokens=12345,
         budget=50000,
     )
-    assert watchdata.spent(row) == "12,345/50,000"
-    assert watchdata.spent(replace(row, budget=None)) == "12,345"
-    assert watchdata.spent(replace(row, tokens=None)) == "-"
+    assert spent(row) == "12,345/50,000"
+    assert spent(replace(row, budget=None)) == "12,345"
+    assert spent(replace(row, tokens=None)) == "-"

@@ -16,7 +16,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from swarmforge.views.watch import WatchApp
+from swarmforge.views.watch.app import WatchApp
 from tests.realagents import VENV_BIN
 
 WAIT = 30_000  # ms Playwright waits for the page to show something

@@ -48,18 +48,19 @@ def _cockpit(ns: argparse.Namespace) -> int:
 
     from swarmforge.cli.common import VIEWED, project_root
     from swarmforge.roletable import CHECKOUT, HERE
-    from swarmforge.views import cockpit
+    from swarmforge.views.cockpit import server
+    from swarmforge.views.cockpit.access import is_loopback
 
     # With no swarm configured, the planned runs are still worth a view.
     found = project_root(ns.project, (*VIEWED, CHECKOUT, HERE), must_exist=False)
     root = os.path.realpath(found)
-    sock = cockpit.listen(ns.host, ns.port)
+    sock = server.listen(ns.host, ns.port)
     port = sock.getsockname()[1]
-    local = cockpit.is_loopback(ns.host)
+    local = is_loopback(ns.host)
     token = None if local else secrets.token_urlsafe(24)
     # On loopback a request must name a loopback host (see the cockpit's docstring).
     hosts = ["127.0.0.1", "localhost", ns.host] if local else None
-    address = cockpit.url(ns.host, port, token)
+    address = server.url(ns.host, port, token)
     said = [f"swarmforge cockpit for {root}: {address}"]
     if token:
         said.append("Beyond loopback: every request must carry that token (it is in the URL).")
@@ -67,5 +68,5 @@ def _cockpit(ns: argparse.Namespace) -> int:
     # One line, flushed: what a script reads before the server starts.
     shown = {"url": address, "host": ns.host, "port": port, "token": token}
     emit(ns.json, shown, said, line=True, flush=True)
-    cockpit.serve(root, sock, token=token, hosts=hosts)
+    server.serve(root, sock, token=token, hosts=hosts)
     return EXIT_OK

@@ -37,7 +37,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _agents(root: str, named: str | None) -> tuple[str, ...]:
     from swarmforge.agents.trust import agents_used
-    from swarmforge.doctor.local import check_config
+    from swarmforge.doctor.projectfiles import check_config
 
     if named:
         return (named,)

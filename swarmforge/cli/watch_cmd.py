@@ -31,7 +31,7 @@ def _watch(ns: argparse.Namespace) -> int:
     import os
 
     from swarmforge.cli.common import VIEWED, project_root
-    from swarmforge.views.watch import WatchApp
+    from swarmforge.views.watch.app import WatchApp
 
     WatchApp(os.path.realpath(project_root(ns.project, VIEWED))).run()
     return EXIT_OK

@@ -6,8 +6,14 @@ import os
 from collections.abc import Mapping
 
 from swarmforge.agents import trust
-from swarmforge.doctor import local, multihost
+from swarmforge.doctor.agents import check_agent, check_agent_start
 from swarmforge.doctor.check import Check
+from swarmforge.doctor.multihost import host_checks
+from swarmforge.doctor.projectfiles import check_config, check_prompts
+from swarmforge.doctor.repository import check_repository, check_tracked_state
+from swarmforge.doctor.runstate import check_daemon, check_ports, check_run
+from swarmforge.doctor.tools import check_git, check_python, check_tmux
+from swarmforge.doctor.transport import check_transport
 from swarmforge.errors import SwarmforgeError
 from swarmforge.roletable import read_remote
 
@@ -32,23 +38,23 @@ def run_checks(
     own configuration found through `env`, default: this process's environment);
     `in_project` False when `root` is only where doctor was run, outside any project."""
     root = os.path.realpath(root)
-    checks = [local.check_python(), local.check_git(), local.check_tmux()]
-    config_check, config = local.check_config(root, in_project)
+    checks = [check_python(), check_git(), check_tmux()]
+    config_check, config = check_config(root, in_project)
     checks.append(config_check)
     if config is not None:
         elsewhere = _elsewhere(root)
         checks += [
-            local.check_agent(root, role, path)
+            check_agent(root, role, path)
             if role.name not in elsewhere
             else Check(f"role {role.name}", "ok", f"runs on {elsewhere[role.name]}: checked there")
             for role in config.roles
         ]
         seen = os.environ if env is None else env
-        checks += [local.check_agent_start(root, a, seen) for a in trust.agents_used(config)]
-        checks.append(local.check_prompts(root, config))
-    checks += [local.check_repository(root), local.check_tracked_state(root)]
-    checks += [local.check_daemon(root), *local.check_run(root), local.check_ports(root)]
-    transport = local.check_transport(root, env)
+        checks += [check_agent_start(root, a, seen) for a in trust.agents_used(config)]
+        checks.append(check_prompts(root, config))
+    checks += [check_repository(root), check_tracked_state(root)]
+    checks += [check_daemon(root), *check_run(root), check_ports(root)]
+    transport = check_transport(root, env)
     if transport is not None:
-        checks += [transport, *multihost.host_checks(root, env)]
+        checks += [transport, *host_checks(root, env)]
     return checks

@@ -25,8 +25,10 @@ from dataclasses import replace
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm.hoststatus import CrossHost, cross_host
+from swarmforge.views.aging import aged, aged_snapshot
 from swarmforge.views.changes import Changes
-from swarmforge.views.watchdata import EventTail, Snapshot, aged, aged_snapshot, snapshot
+from swarmforge.views.eventtail import EventTail
+from swarmforge.views.snapshot import Snapshot, snapshot
 
 EVERY = 2.0  # seconds: the least time between two reads that edits and commits call for
 SAFETY = 60.0  # seconds: the most time between two reads, whatever happens

@@ -1,0 +1,50 @@
+"""The agents the roles run: each can be found, and each starts unattended in the project."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from swarmforge.agents import trust
+from swarmforge.agents.commands import find_executable
+from swarmforge.agents.homes import trust_key
+from swarmforge.config.roster import CONFIG_FILE, RoleSpec
+from swarmforge.doctor.check import Check
+from swarmforge.errors import SwarmforgeError
+
+
+def _role_dir(root: str, role: RoleSpec) -> str:
+    # Before `up` the worktree does not exist; it will be a checkout of the project.
+    path = role.worktree_path(root)
+    return path if os.path.isdir(path) else root
+
+
+def check_agent(root: str, role: RoleSpec, path: str | None = None) -> Check:
+    """The command role `role` runs (its agent, or an exec role's argv[0]) can be found."""
+    command = role.extra_args[0] if role.is_exec else role.agent
+    where = _role_dir(root, role)
+    name = f"role {role.name}"
+    found = find_executable(command, path=path, cwd=where)
+    if found is not None:
+        return Check(name, "ok", f"{command}: {found}")
+    if role.is_exec:
+        place = f"in {where}" if "/" in command else "on PATH"
+        fix = f"create it (executable) or change role '{role.name}' in {CONFIG_FILE}"
+        return Check(
+            name, "FAIL", f"exec command '{command}' of role '{role.name}' not found {place}", fix
+        )
+    fix = f"install '{command}' or change the agent of role '{role.name}' in {CONFIG_FILE}"
+    return Check(name, "FAIL", f"agent '{command}' of role '{role.name}' not found on PATH", fix)
+
+
+def check_agent_start(root: str, agent: str, env: Mapping[str, str]) -> Check:
+    """`agent` (claude or codex) can start in the project without asking anything."""
+    try:
+        found = trust.blockers(agent, root, env)
+    except SwarmforgeError as exc:
+        return Check(agent, "FAIL", exc.message, exc.hint or "set HOME")
+    if found:
+        fixes = dict.fromkeys(f"`{b.fix}`" for b in found)
+        detail = f"would not start unattended: {'; '.join(b.problem for b in found)}"
+        return Check(agent, "FAIL", detail, f"run {' then '.join(fixes)}")
+    return Check(agent, "ok", f"starts unattended in {trust_key(root)}")
