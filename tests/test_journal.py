@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.run import journal as jr
-from swarmforge.run import parking
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
-from swarmforge.run.spec import RunSpec, run_id
+from swarmforge.run.parking import ledgers
+from swarmforge.run.spec.runspec import RunSpec, run_id
 from swarmforge.run.taskgraph import STATUSES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def test_a_resumed_run_journals_each_task_enqueued_once(tmp_path: Path) -> None:
     )
     assert Orchestrator(str(tmp_path), s).run().parked == {"risky": "tier-t4"}
     run_dir = os.path.join(runs_dir(str(tmp_path)), run_id(s))
-    parking.approve(run_dir, "risky", "test")
+    ledgers.approve(run_dir, "risky", "test")
     assert Orchestrator(str(tmp_path), s).run().counts == {"done": 4}
     events, _ = jr.read_events(os.path.join(run_dir, jr.EVENTS))
     ids = [e.id for e in events if isinstance(e, jr.TaskEnqueued)]

@@ -20,7 +20,7 @@ from swarmforge.net.transport import Transport
 from swarmforge.run import journal as jr
 from swarmforge.run.orchestrator import runs_dir
 from swarmforge.run.remote.stream import TaskQueue, TaskResult
-from swarmforge.run.spec import RunSpec, canonical_json, run_id
+from swarmforge.run.spec.runspec import RunSpec, canonical_json, run_id
 from tests.natsserver import NatsServer, free_port, nats_server, running_server
 from tests.support import GIT_ENV, VENV_BIN, git, make_template, retry_until
 

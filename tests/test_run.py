@@ -21,7 +21,9 @@ from swarmforge.git.isolation import IsolationUnavailable
 from swarmforge.run import journal as jr
 from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
-from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
+from swarmforge.run.spec.runspec import RunSpec, run_id
+from swarmforge.run.spec.task import SubtaskSpec
+from swarmforge.run.spec.toplevel import TaskSpec
 from swarmforge.run.starter import preflight
 from tests.support import VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf

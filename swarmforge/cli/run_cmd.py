@@ -97,7 +97,7 @@ def _root(ns: argparse.Namespace) -> str:
 def _run(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import unwind_on_sigterm
     from swarmforge.run.orchestrator import Orchestrator
-    from swarmforge.run.specfile import load_spec
+    from swarmforge.run.spec.file import load_spec
 
     if ns.max_concurrency is not None and ns.max_concurrency < 1:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
@@ -210,15 +210,15 @@ def _tail(ns: argparse.Namespace) -> int:
 
 
 def _decide(ns: argparse.Namespace) -> int:
-    from swarmforge.run import parking
+    from swarmforge.run.parking import ledgers
 
     run_dir = _find_run(_root(ns), ns.run)
     who = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
     if ns.decision == "reject":
-        parking.reject(run_dir, ns.task, who, ns.note)
+        ledgers.reject(run_dir, ns.task, who, ns.note)
         word = "rejected"
     else:
-        parking.approve(run_dir, ns.task, who)
+        ledgers.approve(run_dir, ns.task, who)
         word = "approved; it runs when the run is resumed"
     decided = {"run": os.path.basename(run_dir), "task": ns.task, "decision": word}
     emit(ns.json, decided, f"{ns.task}: {word}")

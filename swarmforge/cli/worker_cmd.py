@@ -216,7 +216,7 @@ def _side_by_side(workers: list[Worker], show: Callable[[Handled], None]) -> Non
 
 
 def _check_labels(labels: list[str]) -> None:
-    from swarmforge.run.spec import label_problem
+    from swarmforge.run.spec.labels import label_problem
 
     for label in labels:
         problem = label_problem(label)

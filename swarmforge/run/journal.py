@@ -29,7 +29,7 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.records import read_json_model
 from swarmforge.run.fields import Stamp, TaskId, utc_stamp
 from swarmforge.run.jsonl import append_to, load_for_append, read_lines
-from swarmforge.run.parking import ParkReason
+from swarmforge.run.parking.rules import ParkReason
 from swarmforge.run.taskgraph import Status
 
 EVENTS, CHECKPOINT = "events.jsonl", "checkpoint.json"

@@ -25,14 +25,16 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import commandtask, external, overview, parking, reattach, report, roletask
+from swarmforge.run import commandtask, external, overview, reattach, report, roletask
 from swarmforge.run import journal as jr
 from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
+from swarmforge.run.parking import ledgers, rules
+from swarmforge.run.parking.decisions import decisions
 from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
-from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
+from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
 from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
 from swarmforge.run.summary import RunSummary, summary
 
@@ -164,18 +166,18 @@ class Orchestrator:
 
     def _park(self, tasks: Sequence[Task]) -> set[str]:
         """The ids among `tasks` that wait for a decision; the new ones are parked and journaled."""
-        waiting = parking.waiting(tasks, parking.approved(self.dir))
-        known = parking.parked(self.dir)
+        waiting = rules.waiting(tasks, ledgers.approved(self.dir))
+        known = ledgers.parked(self.dir)
         for task_id, reason in waiting.items():
             if task_id not in known:
-                parking.park(self.dir, task_id, reason)
+                ledgers.park(self.dir, task_id, reason)
                 self.record("task-parked", id=task_id, reason=reason)
         return set(waiting)
 
     def _carry_out_decisions(self, level: Level) -> None:
         """Let run the parked tasks a human approved since, and fail the rejected ones."""
-        approved, rejected = parking.approved(self.dir), parking.rejected(self.dir)
-        for decision in parking.decisions(level.graph.statuses(), approved, rejected):
+        approved, rejected = ledgers.approved(self.dir), ledgers.rejected(self.dir)
+        for decision in decisions(level.graph.statuses(), approved, rejected):
             status, reason = level.decide(decision.task_id, decision.verdict)
             self.state(decision.task_id, status, reason=reason)
 

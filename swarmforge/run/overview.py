@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 
 from swarmforge import fsutil
 from swarmforge.layout import RUNS_DIR
-from swarmforge.run import journal, parking
+from swarmforge.run import journal
+from swarmforge.run.parking import ledgers
 
 SPEC = "spec.json"  # the run's own copy of its spec, in canonical JSON
 
@@ -80,7 +81,7 @@ def run(run_dir: str) -> RunView:
         elif isinstance(event, journal.TaskState):
             reasons[event.id] = event.reason
     edges = _edges(run_dir)
-    parked: dict[str, str] = dict(parking.parked(run_dir))
+    parked: dict[str, str] = dict(ledgers.parked(run_dir))
     waiting = {t for t, s in states.items() if s == "parked"}
     order = list(edges) + [t for t in states if t not in edges]
     counts: dict[str, int] = {}

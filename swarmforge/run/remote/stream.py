@@ -51,7 +51,8 @@ from swarmforge.net.transport import (
     token,
 )
 from swarmforge.run.report import TAIL
-from swarmforge.run.spec import TaskId, label_problem, refuse
+from swarmforge.run.spec.fieldtypes import TaskId, refuse
+from swarmforge.run.spec.labels import label_problem
 
 ACK_WAIT = 30.0  # seconds a worker may stay silent before its task goes to another
 MAX_CONSUMERS = 4096  # label sets (the server's default cap would be 1,000)
