@@ -194,12 +194,12 @@ def _event_line(data: dict[str, object]) -> str:
 
 
 def _tail(ns: argparse.Namespace) -> int:
-    from swarmforge.run import journal
+    from swarmforge.run.journal.file import read_events
 
     path = os.path.join(_find_run(_root(ns), ns.run), "events.jsonl")
     shown = 0
     while True:
-        events, _ = journal.read_events(path)
+        events, _ = read_events(path)
         for event in events[shown:]:
             data = event.model_dump(mode="json", exclude_none=True)
             emit(ns.json, data, _event_line(data), line=True, flush=True)

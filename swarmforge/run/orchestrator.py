@@ -26,13 +26,15 @@ from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
 from swarmforge.run import commandtask, external, overview, reattach, report, roletask
-from swarmforge.run import journal as jr
-from swarmforge.run.committer import Committer
 from swarmforge.run.external import Ended
+from swarmforge.run.journal.checkpoint import CHECKPOINT
+from swarmforge.run.journal.committer import Committer
+from swarmforge.run.journal.file import EVENTS, Journal
+from swarmforge.run.journal.recorder import Recorder
+from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.parking import ledgers, rules
 from swarmforge.run.parking.decisions import decisions
-from swarmforge.run.recorder import Recorder
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
 from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
@@ -82,7 +84,7 @@ class Orchestrator:
         # What `run` finds and opens under the run's lock.
         self.resumed: dict[str, str] = {}  # every task's status as the journal left it
         self.reported: set[str] = set()  # tasks with a report from an earlier life of the run
-        self._journal: jr.Journal | None = None
+        self._journal: Journal | None = None
         self._committer: Committer | None = None
         self._spawner: Spawner | None = None
         self._launcher: Starter | None = None
@@ -90,7 +92,7 @@ class Orchestrator:
         self._remote: Remote | None = None
 
     @property
-    def journal(self) -> jr.Journal:
+    def journal(self) -> Journal:
         """The run's journal (open while `run` runs)."""
         return _opened(self._journal)
 
@@ -158,7 +160,7 @@ class Orchestrator:
                 self.record(
                     "task-enqueued", id=task.id, status=level.graph.status(task.id), parent=parent
                 )
-        level.restore(self.resumed, os.path.join(self.dir, jr.CHECKPOINT), jr.EVENTS)
+        level.restore(self.resumed, os.path.join(self.dir, CHECKPOINT), EVENTS)
         self.levels.append(level)
         self._carry_out_decisions(level)
         self._reattach(level)
@@ -338,7 +340,7 @@ class Orchestrator:
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
             overview.keep_spec(self.dir, canonical_json(self.spec))
-            self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
+            self.resumed, self._journal = resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
             self.reported = report.reported_tasks(self.reports)

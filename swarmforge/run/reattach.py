@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from swarmforge.run import commandtask, roletask
-from swarmforge.run.journal import Event
+from swarmforge.run.journal.events import Event
 from swarmforge.run.levels import Task
 
 

@@ -24,7 +24,7 @@ from swarmforge.run.levels import Flight, Task
 from swarmforge.run.spawner import Child, Spawner
 
 if TYPE_CHECKING:
-    from swarmforge.run.journal import Event
+    from swarmforge.run.journal.events import Event
     from swarmforge.run.remote.sender import Remote, Workers
 
 TASK_VAR = "SWARMFORGE_TASK"

@@ -38,7 +38,7 @@ from swarmforge.net.hub import quiet_env
 from swarmforge.net.transport import Transport, TransportError
 from swarmforge.run import commandtask, report
 from swarmforge.run.external import Ended
-from swarmforge.run.journal import Event, TaskState
+from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.levels import Flight
 from swarmforge.run.remote.clone import base_ref
 from swarmforge.run.remote.stream import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
