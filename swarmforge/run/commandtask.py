@@ -14,7 +14,10 @@ import sys
 from collections.abc import Callable
 
 from swarmforge import fsutil, proc
-from swarmforge.run import report
+from swarmforge.run.report.files import find_report
+from swarmforge.run.report.markdown import TAIL
+from swarmforge.run.report.parse import read_report
+from swarmforge.run.report.publish import write_report
 
 # on_worktree(action, path, branch, rescued commit or None)
 WorktreeEvent = Callable[[str, str, str, "str | None"], None]
@@ -89,13 +92,13 @@ def ended(
         err = f"{data['error']}\n".encode()
     data["exitCode"] = code
     ok = code == 0
-    path = report.write_report(
+    path = write_report(
         reports,
         task_id,
         data,
         ok,
-        out[-report.TAIL :],
-        err[-report.TAIL :],
+        out[-TAIL:],
+        err[-TAIL:],
         durable=durable,
         first=first,
     )
@@ -192,8 +195,8 @@ def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> in
 
 def finished(reports: str, task_id: str) -> Outcome | None:
     """The outcome of a task whose report is written, or None while it is not."""
-    path = report.find_report(reports, task_id)
+    path = find_report(reports, task_id)
     if path is None:
         return None
-    found = report.read_report(path)
+    found = read_report(path)
     return Outcome(task_id, found.ok, found.exitCode, path)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import commandtask, external, overview, reattach, report, roletask
+from swarmforge.run import commandtask, external, overview, reattach, roletask
 from swarmforge.run.external import Ended
 from swarmforge.run.journal.checkpoint import CHECKPOINT
 from swarmforge.run.journal.committer import Committer
@@ -35,6 +35,7 @@ from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
 from swarmforge.run.parking import ledgers, rules
 from swarmforge.run.parking.decisions import decisions
+from swarmforge.run.report.files import reported_tasks
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
 from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
@@ -343,7 +344,7 @@ class Orchestrator:
             self.resumed, self._journal = resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
-            self.reported = report.reported_tasks(self.reports)
+            self.reported = reported_tasks(self.reports)
             try:
                 with (
                     Spawner() as self._spawner,

@@ -26,7 +26,7 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING
 
 from swarmforge import host, proc
-from swarmforge.run.report import TAIL
+from swarmforge.run.report.markdown import TAIL
 
 if TYPE_CHECKING:
     from swarmforge.proc import Started

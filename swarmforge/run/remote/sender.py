@@ -36,12 +36,13 @@ from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git
 from swarmforge.net.hub import quiet_env
 from swarmforge.net.transport import Transport, TransportError
-from swarmforge.run import commandtask, report
+from swarmforge.run import commandtask
 from swarmforge.run.external import Ended
 from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.levels import Flight
 from swarmforge.run.remote.clone import base_ref
 from swarmforge.run.remote.stream import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
+from swarmforge.run.report.publish import write_report
 
 ATTEMPT = "attempt:"
 
@@ -262,7 +263,5 @@ class Remote:
         out, err = result.output()
         if result.error:
             err += f"{result.error}\n".encode()
-        path = report.write_report(
-            self.reports, flight.task_id, data, result.ok, out, err, durable=False
-        )
+        path = write_report(self.reports, flight.task_id, data, result.ok, out, err, durable=False)
         return commandtask.Outcome(flight.task_id, result.ok, result.exitCode, path)

@@ -50,7 +50,7 @@ from swarmforge.net.transport import (
     Transport,
     token,
 )
-from swarmforge.run.report import TAIL
+from swarmforge.run.report.markdown import TAIL
 from swarmforge.run.spec.fieldtypes import TaskId, refuse
 from swarmforge.run.spec.labels import label_problem
 

@@ -36,7 +36,7 @@ from swarmforge.git.isolation import Isolation
 from swarmforge.net.transport import TransportError
 from swarmforge.run.remote.clone import Clone
 from swarmforge.run.remote.stream import Offer, Puller, TaskMessage, TaskQueue, TaskResult, tail64
-from swarmforge.run.report import TAIL
+from swarmforge.run.report.markdown import TAIL
 
 REFRESH = 2.0  # seconds between two looks at the consumers when idle
 SLICE = 0.2  # seconds between two looks at a stop request while a command runs
