@@ -24,10 +24,10 @@ from swarmforge.run.journal.file import EVENTS, read_events
 from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
+from swarmforge.run.preflight import preflight
 from swarmforge.run.spec.runspec import RunSpec, run_id
 from swarmforge.run.spec.task import SubtaskSpec
 from swarmforge.run.spec.toplevel import TaskSpec
-from swarmforge.run.starter import preflight
 from tests.support import VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf
 

@@ -226,7 +226,7 @@ def _decide(ns: argparse.Namespace) -> int:
 
 
 def _worker(ns: argparse.Namespace) -> int:
-    from swarmforge.run.commandtask import background_main
+    from swarmforge.run.background import background_main
 
     argv = ns.argv[1:] if ns.argv[:1] == ["--"] else ns.argv
     return background_main(ns.reports, ns.task, ns.cwd, argv)

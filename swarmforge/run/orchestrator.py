@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import commandtask, external, overview, reattach, roletask
+from swarmforge.run import external, overview, reattach, roletask
 from swarmforge.run.external import Ended
 from swarmforge.run.journal.checkpoint import CHECKPOINT
 from swarmforge.run.journal.committer import Committer
@@ -33,12 +33,16 @@ from swarmforge.run.journal.file import EVENTS, Journal
 from swarmforge.run.journal.recorder import Recorder
 from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
+from swarmforge.run.outcome import Outcome
 from swarmforge.run.parking import ledgers, rules
 from swarmforge.run.parking.decisions import decisions
+from swarmforge.run.preflight import preflight
+from swarmforge.run.remote.connect import remote_for
 from swarmforge.run.report.files import reported_tasks
+from swarmforge.run.roletask import role_text
 from swarmforge.run.spawner import Spawner
 from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
-from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
+from swarmforge.run.starter import Starter, must_wait
 from swarmforge.run.summary import RunSummary, summary
 
 if TYPE_CHECKING:
@@ -258,7 +262,7 @@ class Orchestrator:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def complete(self, flight: Flight, result: commandtask.Outcome | BaseException) -> None:
+    def complete(self, flight: Flight, result: Outcome | BaseException) -> None:
         """Journal how a task ended (its report already written) and promote its dependents."""
         status = "done" if not isinstance(result, BaseException) and result.ok else "failed"
         if isinstance(result, BaseException):

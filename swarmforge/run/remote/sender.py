@@ -36,10 +36,10 @@ from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git
 from swarmforge.net.hub import quiet_env
 from swarmforge.net.transport import Transport, TransportError
-from swarmforge.run import commandtask
 from swarmforge.run.external import Ended
 from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.levels import Flight
+from swarmforge.run.outcome import Outcome
 from swarmforge.run.remote.clone import base_ref
 from swarmforge.run.remote.stream import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
 from swarmforge.run.report.publish import write_report
@@ -248,12 +248,12 @@ class Remote:
                 return
             del self.waiting[result.taskId]
         try:
-            outcome: commandtask.Outcome | BaseException = self._report(flight, result)
+            outcome: Outcome | BaseException = self._report(flight, result)
         except (SwarmforgeError, OSError) as exc:  # the task fails; the listener goes on
             outcome = exc
         self.hand_over(Ended(flight, outcome))
 
-    def _report(self, flight: Flight, result: TaskResult) -> commandtask.Outcome:
+    def _report(self, flight: Flight, result: TaskResult) -> Outcome:
         command = flight.level.tasks[flight.task_id].command
         data: dict[str, object] = {"command": command, "cwd": result.cwd}
         data |= {"exitCode": result.exitCode, "attempt": result.attempt}
@@ -264,4 +264,4 @@ class Remote:
         if result.error:
             err += f"{result.error}\n".encode()
         path = write_report(self.reports, flight.task_id, data, result.ok, out, err, durable=False)
-        return commandtask.Outcome(flight.task_id, result.ok, result.exitCode, path)
+        return Outcome(flight.task_id, result.ok, result.exitCode, path)

@@ -1,4 +1,4 @@
-"""Reading a published report back: its one ```json block, validated, and agreeing with
+"""Reading a published report back: its one JSON block, validated, and agreeing with
 its file name."""
 
 from __future__ import annotations
