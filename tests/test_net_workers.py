@@ -20,7 +20,8 @@ from swarmforge.net.transport import Transport
 from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.journal.file import EVENTS, read_events
 from swarmforge.run.orchestrator import runs_dir
-from swarmforge.run.remote.stream import TaskQueue, TaskResult
+from swarmforge.run.remote.messages import TaskResult
+from swarmforge.run.remote.taskqueue import TaskQueue
 from swarmforge.run.spec.runspec import RunSpec, canonical_json, run_id
 from tests.natsserver import NatsServer, free_port, nats_server, running_server
 from tests.support import GIT_ENV, VENV_BIN, git, make_template, retry_until

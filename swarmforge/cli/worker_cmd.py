@@ -135,7 +135,7 @@ def _serve(
 ) -> int:
     from swarmforge.net.transport import Transport
     from swarmforge.run.remote.clone import Clone
-    from swarmforge.run.remote.stream import TaskQueue
+    from swarmforge.run.remote.taskqueue import TaskQueue
     from swarmforge.run.remote.worker import Worker
 
     assert settings.project is not None and settings.hub is not None

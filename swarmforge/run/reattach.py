@@ -17,6 +17,7 @@ from swarmforge.run import roletask
 from swarmforge.run.journal.events import Event
 from swarmforge.run.levels import Task
 from swarmforge.run.outcome import Outcome, finished
+from swarmforge.run.remote.attempts import running_attempt
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,6 @@ def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin |
 
 def _remote(task_id: str, events: Sequence[Event]) -> Rejoin | None:
     """Waited for again if its last claim gave it to a worker (which may still run it)."""
-    from swarmforge.run.remote.sender import running_attempt
-
     attempt = running_attempt(events, task_id)
     return None if attempt is None else Rejoin(task_id, "remote", attempt=attempt)
 

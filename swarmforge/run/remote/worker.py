@@ -35,7 +35,9 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
 from swarmforge.net.transport import TransportError
 from swarmforge.run.remote.clone import Clone
-from swarmforge.run.remote.stream import Offer, Puller, TaskMessage, TaskQueue, TaskResult, tail64
+from swarmforge.run.remote.messages import TaskMessage, TaskResult, tail64
+from swarmforge.run.remote.puller import Puller
+from swarmforge.run.remote.taskqueue import Offer, TaskQueue
 from swarmforge.run.report.markdown import TAIL
 
 REFRESH = 2.0  # seconds between two looks at the consumers when idle
