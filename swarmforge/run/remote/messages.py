@@ -74,3 +74,32 @@ class TaskResult(BaseModel):
 def tail64(data: bytes) -> str:
     """The last TAIL bytes of `data`, in base64, for a TaskResult."""
     return base64.b64encode(data[-TAIL:]).decode("ascii")
+
+
+def result_of(
+    task: TaskMessage,
+    worker: str,
+    host: str,
+    code: int | None,
+    error: str | None,
+    out: bytes = b"",
+    err: bytes = b"",
+    cwd: str = "",
+    branch: str | None = None,
+    rescued: str | None = None,
+) -> TaskResult:
+    """How attempt `task` ended on `worker` of `host`: a TaskResult."""
+    return TaskResult(
+        runId=task.runId,
+        taskId=task.taskId,
+        attempt=task.attempt,
+        exitCode=code,
+        error=error,
+        stdout=tail64(out),
+        stderr=tail64(err),
+        worker=worker,
+        host=host,
+        cwd=cwd,
+        branch=branch,
+        rescued=rescued,
+    )
