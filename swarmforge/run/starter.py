@@ -22,7 +22,8 @@ from swarmforge.run.background import start_background
 from swarmforge.run.external import Ended
 from swarmforge.run.levels import Flight, Task
 from swarmforge.run.outcome import Outcome
-from swarmforge.run.spawner import Child, Spawner
+from swarmforge.run.spawned import Child
+from swarmforge.run.spawner import Spawner
 
 if TYPE_CHECKING:
     from swarmforge.run.remote.sender import Remote
