@@ -38,7 +38,7 @@ from _common import git
 from swarmforge.config.settings import TransportSettings
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.remote.sender import Workers
-from swarmforge.run.spec import RunSpec
+from swarmforge.run.spec.runspec import RunSpec
 
 SERVER = Path(sys.executable).with_name("nats-server")
 

@@ -25,7 +25,10 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from swarmforge.run import journal as jr
+from swarmforge.run.journal.checkpoint import write_checkpoint
+from swarmforge.run.journal.events import EVENT
+from swarmforge.run.journal.file import EVENTS, read_events
+from swarmforge.run.journal.replay import resume_states
 
 BUDGET = 2.0
 CHECKPOINT_EVERY = 10_000
@@ -53,12 +56,12 @@ def build(run_dir: str, events: int, tasks: int) -> dict[str, str]:
             task, status = rng.choice(ids), rng.choice(STATUSES)
             fields = {"kind": "task-state", "id": task, "status": status, "pid": 4242}
             states[task] = status
-        event = jr.EVENT.validate_python({"seq": seq, "ts": "2026-06-15T14:05:31.123Z", **fields})
+        event = EVENT.validate_python({"seq": seq, "ts": "2026-06-15T14:05:31.123Z", **fields})
         lines.append(event.model_dump_json().encode())
-    with open(os.path.join(run_dir, jr.EVENTS), "wb") as f:
+    with open(os.path.join(run_dir, EVENTS), "wb") as f:
         f.write(b"\n".join(lines) + b"\n")
     if saved is not None:
-        jr.write_checkpoint(run_dir, saved[0], saved[1], [])
+        write_checkpoint(run_dir, saved[0], saved[1], [])
     return states
 
 
@@ -94,15 +97,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as run_dir:
         expected = build(run_dir, args.events, args.tasks)
-        path = os.path.join(run_dir, jr.EVENTS)
-        states, journal = jr.resume_states(run_dir)
+        path = os.path.join(run_dir, EVENTS)
+        states, journal = resume_states(run_dir)
         assert states == expected and journal.next_seq == args.events + 1, "resume is wrong"
         result = {
             "events": args.events,
             "tasks": args.tasks,
             "journal_mb": round(os.path.getsize(path) / 2**20, 1),
-            "resume_s": timed(lambda: jr.resume_states(run_dir), args.repeat),
-            "read_events_s": timed(lambda: jr.read_events(path), args.repeat),
+            "resume_s": timed(lambda: resume_states(run_dir), args.repeat),
+            "read_events_s": timed(lambda: read_events(path), args.repeat),
             "json_loads_s": timed(lambda: bare_json(path), args.repeat),
             "json_loads_gc_paused_s": timed(lambda: bare_json(path, False), args.repeat),
             "budget_s": BUDGET,

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from swarmforge.run.orchestrator import Orchestrator
-from swarmforge.run.spec import RunSpec
+from swarmforge.run.spec.runspec import RunSpec
 
 
 def spec(tasks: int, nonce: int) -> RunSpec:

@@ -29,7 +29,7 @@ import tempfile
 import time
 
 from swarmforge.run.orchestrator import Orchestrator
-from swarmforge.run.spec import RunSpec
+from swarmforge.run.spec.runspec import RunSpec
 
 CHAINS, LINKS, FANS, ITEMS = 100, 50, 50, 100
 ITEM = "{{item}}"  # a fan-out's items must differ in their work: `true` ignores its argument

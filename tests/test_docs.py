@@ -17,7 +17,7 @@ from swarmforge.config.conf import parse_config
 from swarmforge.config.settings import parse_settings
 from swarmforge.handoff import draft
 from swarmforge.rehearse.script import check_roles, parse_script
-from swarmforge.run.specfile import parse_spec
+from swarmforge.run.spec.file import parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

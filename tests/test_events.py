@@ -20,7 +20,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.run.orchestrator import Orchestrator
-from swarmforge.run.spec import RunSpec, run_id
+from swarmforge.run.spec.runspec import RunSpec, run_id
 from tests.support import VENV_BIN, Project, make_swarm, nothing_left, retry_until, run_script
 from tests.support import run_cli as sf
 

@@ -11,7 +11,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.run import fields, jsonl, parking
+from swarmforge.run import fields, jsonl
+from swarmforge.run.parking import ledgers
 
 
 def entries(path: Path) -> list[dict[str, object]]:
@@ -19,12 +20,12 @@ def entries(path: Path) -> list[dict[str, object]]:
 
 
 def test_park_records_once_with_its_reason(tmp_path: Path) -> None:
-    assert parking.parked(str(tmp_path)) == {}
-    assert parking.park(str(tmp_path), "deploy", "irreversible") is True
-    assert parking.park(str(tmp_path), "deploy", "irreversible") is False
-    assert parking.park(str(tmp_path), "audit", "legal") is True
-    assert parking.parked(str(tmp_path)) == {"deploy": "irreversible", "audit": "legal"}
-    lines = entries(tmp_path / parking.PARKED)
+    assert ledgers.parked(str(tmp_path)) == {}
+    assert ledgers.park(str(tmp_path), "deploy", "irreversible") is True
+    assert ledgers.park(str(tmp_path), "deploy", "irreversible") is False
+    assert ledgers.park(str(tmp_path), "audit", "legal") is True
+    assert ledgers.parked(str(tmp_path)) == {"deploy": "irreversible", "audit": "legal"}
+    lines = entries(tmp_path / ledgers.PARKED)
     assert [(e["id"], e["reason"]) for e in lines] == [
         ("deploy", "irreversible"),
         ("audit", "legal"),
@@ -34,45 +35,45 @@ def test_park_records_once_with_its_reason(tmp_path: Path) -> None:
 
 def test_park_refuses_an_unknown_reason_and_a_missing_run(tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="unknown reason 'whim'"):
-        parking.park(str(tmp_path), "x", "whim")
+        ledgers.park(str(tmp_path), "x", "whim")
     with pytest.raises(SwarmforgeError, match="No run at"):
-        parking.park(str(tmp_path / "gone"), "x", "manual")
+        ledgers.park(str(tmp_path / "gone"), "x", "manual")
 
 
 def test_approve_lets_a_parked_task_run_and_repeating_it_is_a_no_op(tmp_path: Path) -> None:
-    parking.park(str(tmp_path), "deploy", "tier-t4")
-    assert parking.approve(str(tmp_path), "deploy", "alice") is True
-    assert parking.approve(str(tmp_path), "deploy", "bob") is False
-    assert parking.approved(str(tmp_path)) == {"deploy"}
-    assert parking.rejected(str(tmp_path)) == set()
-    assert [e["by"] for e in entries(tmp_path / parking.APPROVALS)] == ["alice"]
+    ledgers.park(str(tmp_path), "deploy", "tier-t4")
+    assert ledgers.approve(str(tmp_path), "deploy", "alice") is True
+    assert ledgers.approve(str(tmp_path), "deploy", "bob") is False
+    assert ledgers.approved(str(tmp_path)) == {"deploy"}
+    assert ledgers.rejected(str(tmp_path)) == set()
+    assert [e["by"] for e in entries(tmp_path / ledgers.APPROVALS)] == ["alice"]
 
 
 def test_reject_is_final(tmp_path: Path) -> None:
     run = str(tmp_path)
-    parking.park(run, "drop-db", "security")
-    assert parking.reject(run, "drop-db", "alice", "never") is True
-    assert parking.reject(run, "drop-db", "bob") is False
-    assert parking.rejected(run) == {"drop-db"}
+    ledgers.park(run, "drop-db", "security")
+    assert ledgers.reject(run, "drop-db", "alice", "never") is True
+    assert ledgers.reject(run, "drop-db", "bob") is False
+    assert ledgers.rejected(run) == {"drop-db"}
     with pytest.raises(SwarmforgeError, match=f"Run {tmp_path.name}: cannot approve task drop-db"):
-        parking.approve(run, "drop-db", "carol")
-    assert entries(tmp_path / parking.REJECTIONS)[0]["note"] == "never"
-    assert not (tmp_path / parking.APPROVALS).exists()
+        ledgers.approve(run, "drop-db", "carol")
+    assert entries(tmp_path / ledgers.REJECTIONS)[0]["note"] == "never"
+    assert not (tmp_path / ledgers.APPROVALS).exists()
 
 
 def test_an_approved_task_cannot_be_rejected(tmp_path: Path) -> None:
     run = str(tmp_path)
-    parking.park(run, "deploy", "manual")
-    parking.approve(run, "deploy", "alice")
+    ledgers.park(run, "deploy", "manual")
+    ledgers.approve(run, "deploy", "alice")
     with pytest.raises(SwarmforgeError, match="cannot reject task deploy: it was already approved"):
-        parking.reject(run, "deploy", "bob")
+        ledgers.reject(run, "deploy", "bob")
 
 
-@pytest.mark.parametrize("decide", [parking.approve, parking.reject])
+@pytest.mark.parametrize("decide", [ledgers.approve, ledgers.reject])
 def test_deciding_a_task_that_is_not_parked_is_an_error(
     tmp_path: Path, decide: Callable[[str, str, str], bool]
 ) -> None:
-    parking.park(str(tmp_path), "other", "manual")
+    ledgers.park(str(tmp_path), "other", "manual")
     with pytest.raises(
         SwarmforgeError, match=f"Run {tmp_path.name}: .* task ghost: it is not parked"
     ):
@@ -81,51 +82,51 @@ def test_deciding_a_task_that_is_not_parked_is_an_error(
 
 def test_a_hand_added_approval_does_not_outweigh_a_rejection(tmp_path: Path) -> None:
     run = str(tmp_path)
-    parking.park(run, "x", "manual")
-    parking.reject(run, "x", "alice")
+    ledgers.park(run, "x", "manual")
+    ledgers.reject(run, "x", "alice")
     line = b'{"id":"x","ts":"2026-06-15T14:05:31.123Z","by":"mallory"}\n'
-    (tmp_path / parking.APPROVALS).write_bytes(line)
-    assert parking.approved(run) == set() and parking.rejected(run) == {"x"}
+    (tmp_path / ledgers.APPROVALS).write_bytes(line)
+    assert ledgers.approved(run) == set() and ledgers.rejected(run) == {"x"}
 
 
 def test_a_torn_ledger_tail_is_skipped_then_cut_off_by_the_next_append(tmp_path: Path) -> None:
     run = str(tmp_path)
-    parking.park(run, "a", "manual")
-    path = tmp_path / parking.PARKED
+    ledgers.park(run, "a", "manual")
+    path = tmp_path / ledgers.PARKED
     with path.open("ab") as f:
         f.write(b'{"id":"b","ts":"2026-06-1')
-    assert parking.parked(run) == {"a": "manual"}
-    parking.park(run, "c", "legal")
+    assert ledgers.parked(run) == {"a": "manual"}
+    ledgers.park(run, "c", "legal")
     assert [e["id"] for e in entries(path)] == ["a", "c"]
 
 
 def test_a_corrupt_ledger_line_is_refused_with_its_line_number(tmp_path: Path) -> None:
-    path = tmp_path / parking.PARKED
+    path = tmp_path / ledgers.PARKED
     path.write_bytes(
         b'{"id":"a","ts":"2026-06-15T14:05:31.123Z","reason":"manual"}\n'
         b'{"id":"b","ts":"2026-06-15T14:05:31.123Z","reason":"boredom"}\n'
         b'{"id":"c","ts":"2026-06-15T14:05:31.123Z","reason":"manual"}\n'
     )
     with pytest.raises(CorruptFile) as caught:
-        parking.parked(str(tmp_path))
+        ledgers.parked(str(tmp_path))
     assert (caught.value.path, caught.value.line) == (str(path), 2)
     assert caught.value.problem.startswith("reason:")
     with pytest.raises(CorruptFile):
-        parking.park(str(tmp_path), "d", "manual")
+        ledgers.park(str(tmp_path), "d", "manual")
     assert len(entries(path)) == 3
 
 
 def test_concurrent_decisions_on_one_task_record_exactly_one(tmp_path: Path) -> None:
     run = str(tmp_path)
-    parking.park(run, "x", "manual")
+    ledgers.park(run, "x", "manual")
     outcomes: list[str] = []
 
     def decide(verb: str) -> None:
         try:
             done = (
-                parking.approve(run, "x", "a")
+                ledgers.approve(run, "x", "a")
                 if verb == "approve"
-                else parking.reject(run, "x", "b")
+                else ledgers.reject(run, "x", "b")
             )
             outcomes.append(f"{verb}:{done}")
         except SwarmforgeError:
@@ -136,7 +137,7 @@ def test_concurrent_decisions_on_one_task_record_exactly_one(tmp_path: Path) -> 
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(parking.approved(run)) + len(parking.rejected(run)) == 1
+    assert len(ledgers.approved(run)) + len(ledgers.rejected(run)) == 1
     assert sum(o.endswith(":True") for o in outcomes) == 1
 
 

@@ -17,10 +17,12 @@ import psutil
 import pytest
 
 from swarmforge.net.transport import Transport
-from swarmforge.run import journal as jr
+from swarmforge.run.journal.events import Event, TaskState
+from swarmforge.run.journal.file import EVENTS, read_events
 from swarmforge.run.orchestrator import runs_dir
-from swarmforge.run.remote.stream import TaskQueue, TaskResult
-from swarmforge.run.spec import RunSpec, canonical_json, run_id
+from swarmforge.run.remote.messages import TaskResult
+from swarmforge.run.remote.taskqueue import TaskQueue
+from swarmforge.run.spec.runspec import RunSpec, canonical_json, run_id
 from tests.natsserver import NatsServer, free_port, nats_server, running_server
 from tests.support import GIT_ENV, VENV_BIN, git, make_template, retry_until
 
@@ -81,14 +83,14 @@ class Setup:
         args = ["run", str(self.tmp / spec), "--workers", "--ack-wait", ACK_WAIT, *extra]
         return cli(*args, cwd=self.root)
 
-    def events(self, rid: str) -> list[jr.Event]:
-        return jr.read_events(os.path.join(runs_dir(str(self.root)), rid, jr.EVENTS))[0]
+    def events(self, rid: str) -> list[Event]:
+        return read_events(os.path.join(runs_dir(str(self.root)), rid, EVENTS))[0]
 
     def states(self, rid: str, task: str) -> list[tuple[str, str | None]]:
         return [
             (e.status, e.reason)
             for e in self.events(rid)
-            if isinstance(e, jr.TaskState) and e.id == task
+            if isinstance(e, TaskState) and e.id == task
         ]
 
     def report(self, rid: str, task: str) -> str:
@@ -365,7 +367,7 @@ def test_workers_need_transport_and_a_reachable_server(tmp_path: Path) -> None:
     code, _, err = finish(cli("run", str(tmp_path / "spec.json"), "--workers", cwd=root))
     assert code == 1 and err.count("\n") == 1 and "cannot connect" in err, err
     rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
-    assert jr.read_events(os.path.join(runs_dir(str(root)), rid, jr.EVENTS))[0] == []
+    assert read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0] == []
 
 
 def test_a_local_run_without_workers_is_unchanged(tmp_path: Path) -> None:
@@ -385,8 +387,8 @@ def test_a_local_run_without_workers_is_unchanged(tmp_path: Path) -> None:
     assert code == 0, err
     assert log.read_text().split() == ["a", "g"]
     rid = run_id(RunSpec.model_validate({"goal": "g", "tasks": tasks}))
-    events = jr.read_events(os.path.join(runs_dir(str(root)), rid, jr.EVENTS))[0]
-    running = [e for e in events if isinstance(e, jr.TaskState) and e.status == "running"]
+    events = read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0]
+    running = [e for e in events if isinstance(e, TaskState) and e.status == "running"]
     assert [e.reason for e in running] == [None, None]
 
 

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from swarmforge.errors import CorruptFile
-from swarmforge.run.parking import METADATA_KEYS, REASONS, Decision, decisions, park_reason, waiting
-from swarmforge.run.spec import SubtaskSpec, TaskSpec
-from swarmforge.run.specfile import load_spec
+from swarmforge.run.parking.decisions import Decision, decisions
+from swarmforge.run.parking.rules import METADATA_KEYS, REASONS, park_reason, waiting
+from swarmforge.run.spec.file import load_spec
+from swarmforge.run.spec.task import SubtaskSpec
+from swarmforge.run.spec.toplevel import TaskSpec
 
 
 @dataclass

@@ -18,11 +18,16 @@ import pytest
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import IsolationUnavailable
-from swarmforge.run import journal as jr
+from swarmforge.run.journal.checkpoint import CHECKPOINT
+from swarmforge.run.journal.events import Event, TaskState
+from swarmforge.run.journal.file import EVENTS, read_events
+from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level
 from swarmforge.run.orchestrator import Orchestrator, runs_dir
-from swarmforge.run.spec import RunSpec, SubtaskSpec, TaskSpec, run_id
-from swarmforge.run.starter import preflight
+from swarmforge.run.preflight import preflight
+from swarmforge.run.spec.runspec import RunSpec, run_id
+from swarmforge.run.spec.task import SubtaskSpec
+from swarmforge.run.spec.toplevel import TaskSpec
 from tests.support import VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf
 
@@ -35,8 +40,8 @@ def sh(script: str) -> list[str]:
     return ["sh", "-c", script]
 
 
-def events(root: Path, rid: str) -> list[jr.Event]:
-    return jr.read_events(os.path.join(runs_dir(str(root)), rid, jr.EVENTS))[0]
+def events(root: Path, rid: str) -> list[Event]:
+    return read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0]
 
 
 def test_a_dag_runs_in_dependency_order_and_failures_block_dependents(tmp_path: Path) -> None:
@@ -77,7 +82,7 @@ def test_cli_exit_status_summary_and_json(tmp_path: Path) -> None:
     kinds = [json.loads(line)["kind"] for line in tail.stdout.splitlines()]
     assert kinds[0] == "run-started" and "run-resumed" in kinds
     # A torn last line (a writer killed mid-line): listing reads around it, writes nothing.
-    events_file = Path(runs_dir(str(tmp_path))) / listing[0]["runId"] / jr.EVENTS
+    events_file = Path(runs_dir(str(tmp_path))) / listing[0]["runId"] / EVENTS
     with events_file.open("ab") as f:
         f.write(b'{"seq": 99, "ts"')
     torn = events_file.read_bytes()
@@ -221,7 +226,7 @@ def test_the_fan_out_duplicate_error_names_both_items(tmp_path: Path) -> None:
 def test_a_corrupt_journal_line_stops_the_run_naming_file_and_line(tmp_path: Path) -> None:
     s = spec([{"id": "a", "command": ["true"]}, {"id": "b", "command": ["true"]}])
     Orchestrator(str(tmp_path), s).run()
-    path = Path(runs_dir(str(tmp_path))) / run_id(s) / jr.EVENTS
+    path = Path(runs_dir(str(tmp_path))) / run_id(s) / EVENTS
     lines = path.read_text().splitlines(keepends=True)
     lines[2] = '{"seq": 3, "kind": "nonsense"}\n'
     path.write_text("".join(lines))
@@ -288,7 +293,7 @@ def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path
         assert 1 <= ran <= starts[str(task["id"])], task["id"]
         assert log.count(f"end {task['id']}") >= 1
     assert any(n > 1 for n in starts.values()), "some orphan ran again"
-    final = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))[0]
+    final = resume_states(os.path.join(runs_dir(str(tmp_path)), rid))[0]
     assert set(final.values()) == {"done"}
 
 
@@ -448,7 +453,7 @@ def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path
     outcome = {
         e.id: e.seq
         for e in events(tmp_path, run_id(s))
-        if isinstance(e, jr.TaskState) and e.status == "done"
+        if isinstance(e, TaskState) and e.status == "done"
     }
     durable = dict(orch.durable_at)
     assert durable["b"] >= outcome["a"] and durable["c"] >= outcome["b"]
@@ -478,10 +483,10 @@ def test_a_rerun_orphan_replaces_the_report_its_killed_attempt_left(tmp_path: Pa
     run_dir = Path(runs_dir(str(tmp_path))) / run_id(s)
     # The image of a crash after the report was published but before its outcome was
     # journaled: cut the journal at that outcome, drop the later checkpoint.
-    lines = (run_dir / jr.EVENTS).read_text().splitlines(keepends=True)
+    lines = (run_dir / EVENTS).read_text().splitlines(keepends=True)
     cut = next(i for i, line in enumerate(lines) if '"status":"failed"' in line)
-    (run_dir / jr.EVENTS).write_text("".join(lines[:cut]))
-    (run_dir / jr.CHECKPOINT).unlink()
+    (run_dir / EVENTS).write_text("".join(lines[:cut]))
+    (run_dir / CHECKPOINT).unlink()
     (tmp_path / "fixed").touch()
     assert Orchestrator(str(tmp_path), s).run().counts == {"done": 1}
     assert sorted(p.name for p in (run_dir / "reports").iterdir()) == ["flaky.complete.md"]
@@ -506,7 +511,7 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
-    states, journal = jr.resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
+    states, journal = resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
     journal.close()
     assert states == {"long": "running"}, "an orphan: it runs again on the next resume"
 
@@ -548,7 +553,7 @@ def test_a_checkpoint_edited_into_an_impossible_state_is_named_not_a_traceback(
     first = sf("run", str(spec_file), "--json", cwd=tmp_path)
     assert first.returncode == 1, first.stderr
     rid = json.loads(first.stdout)["runId"]
-    checkpoint = Path(runs_dir(str(tmp_path))) / rid / jr.CHECKPOINT
+    checkpoint = Path(runs_dir(str(tmp_path))) / rid / CHECKPOINT
     data = json.loads(checkpoint.read_text())
     data["states"]["t1"] = "ready"  # its dependency failed: it can never have been ready
     checkpoint.write_text(json.dumps(data))

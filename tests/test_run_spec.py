@@ -11,16 +11,11 @@ from typing import Any
 import pytest
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.run.spec import (
-    RunSpec,
-    SubtaskSpec,
-    TaskSpec,
-    canonical_json,
-    flatten,
-    id_problem,
-    run_id,
-)
-from swarmforge.run.specfile import load_spec
+from swarmforge.run.spec.fieldtypes import id_problem
+from swarmforge.run.spec.file import load_spec
+from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
+from swarmforge.run.spec.task import SubtaskSpec
+from swarmforge.run.spec.toplevel import TaskSpec
 
 SPEC: dict[str, Any] = {
     "goal": "ship the release",

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.run.spawner import TAIL, Child, Spawner
+from swarmforge.run.report.markdown import TAIL
+from swarmforge.run.spawned import Child
+from swarmforge.run.spawner import Spawner
 
 
 def finish(spawner: Spawner, count: int, timeout: float = 20.0) -> dict[object, Child]:

@@ -93,7 +93,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _run(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import unwind_on_sigterm
     from swarmforge.run.orchestrator import Orchestrator
-    from swarmforge.run.specfile import load_spec
+    from swarmforge.run.spec.file import load_spec
 
     if ns.max_concurrency is not None and ns.max_concurrency < 1:
         raise SwarmforgeError(f"--max-concurrency must be at least 1, not {ns.max_concurrency}.")
@@ -190,7 +190,7 @@ def _event_line(data: dict[str, object]) -> str:
 
 
 def _tail(ns: argparse.Namespace) -> int:
-    from swarmforge.run import journal
+    from swarmforge.run.journal.file import read_events
 
     path = os.path.join(
         _find_run(os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run),
@@ -198,7 +198,7 @@ def _tail(ns: argparse.Namespace) -> int:
     )
     shown = 0
     while True:
-        events, _ = journal.read_events(path)
+        events, _ = read_events(path)
         for event in events[shown:]:
             data = event.model_dump(mode="json", exclude_none=True)
             emit(ns.json, data, _event_line(data), line=True, flush=True)
@@ -209,17 +209,17 @@ def _tail(ns: argparse.Namespace) -> int:
 
 
 def _decide(ns: argparse.Namespace) -> int:
-    from swarmforge.run import parking
+    from swarmforge.run.parking import ledgers
 
     run_dir = _find_run(
         os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run
     )
     who = os.environ.get("USER") or os.environ.get("LOGNAME") or "unknown"
     if ns.decision == "reject":
-        parking.reject(run_dir, ns.task, who, ns.note)
+        ledgers.reject(run_dir, ns.task, who, ns.note)
         word = "rejected"
     else:
-        parking.approve(run_dir, ns.task, who)
+        ledgers.approve(run_dir, ns.task, who)
         word = "approved; it runs when the run is resumed"
     decided = {"run": os.path.basename(run_dir), "task": ns.task, "decision": word}
     emit(ns.json, decided, f"{ns.task}: {word}")
@@ -227,7 +227,7 @@ def _decide(ns: argparse.Namespace) -> int:
 
 
 def _worker(ns: argparse.Namespace) -> int:
-    from swarmforge.run.commandtask import background_main
+    from swarmforge.run.background import background_main
 
     argv = ns.argv[1:] if ns.argv[:1] == ["--"] else ns.argv
     return background_main(ns.reports, ns.task, ns.cwd, argv)

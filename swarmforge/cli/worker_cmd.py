@@ -136,7 +136,7 @@ def _serve(
 ) -> int:
     from swarmforge.net.transport import Transport
     from swarmforge.run.remote.clone import Clone
-    from swarmforge.run.remote.stream import TaskQueue
+    from swarmforge.run.remote.taskqueue import TaskQueue
     from swarmforge.run.remote.worker import Worker
 
     assert settings.project is not None and settings.hub is not None
@@ -217,7 +217,7 @@ def _side_by_side(workers: list[Worker], show: Callable[[Handled], None]) -> Non
 
 
 def _check_labels(labels: list[str]) -> None:
-    from swarmforge.run.spec import label_problem
+    from swarmforge.run.spec.labels import label_problem
 
     for label in labels:
         problem = label_problem(label)

@@ -12,15 +12,16 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.run import commandtask, roletask
+from swarmforge.run import roletask
 from swarmforge.run.levels import Flight
+from swarmforge.run.outcome import Outcome, finished
 
 
 class Ended(NamedTuple):
     """A task whose worker has ended, and how: its outcome, or the error that ended it."""
 
     flight: Flight
-    result: commandtask.Outcome | BaseException
+    result: Outcome | BaseException
 
 
 def ended(flights: Iterable[Flight], reports: str, root: str) -> list[Ended]:
@@ -40,22 +41,22 @@ def ended(flights: Iterable[Flight], reports: str, root: str) -> list[Ended]:
     return found
 
 
-def _background_end(flight: Flight, reports: str) -> commandtask.Outcome | BaseException | None:
+def _background_end(flight: Flight, reports: str) -> Outcome | BaseException | None:
     from swarmforge.proc import is_alive
 
-    outcome = commandtask.finished(reports, flight.task_id)
+    outcome = finished(reports, flight.task_id)
     if outcome is not None:
         return outcome
     # Looked for again once the process is seen gone: it may have published just before.
-    if not is_alive(flight.pid) and commandtask.finished(reports, flight.task_id) is None:
+    if not is_alive(flight.pid) and finished(reports, flight.task_id) is None:
         return SwarmforgeError("the background worker died")
     return None
 
 
-def _role_end(flight: Flight, role: str, handoff: str, root: str) -> commandtask.Outcome | None:
+def _role_end(flight: Flight, role: str, handoff: str, root: str) -> Outcome | None:
     entry = roletask.role_entry(root, role, flight.task_id)
     found = roletask.where(entry, handoff)
     if found and found[0] == "completed":
         ok = roletask.outcome(found[1])
-        return commandtask.Outcome(flight.task_id, ok, None, found[1])
+        return Outcome(flight.task_id, ok, None, found[1])
     return None

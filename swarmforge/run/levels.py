@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.run.spec import Ramp, SubtaskSpec, TaskSpec
+from swarmforge.run.spec.runspec import Ramp
+from swarmforge.run.spec.task import SubtaskSpec
+from swarmforge.run.spec.toplevel import TaskSpec
 from swarmforge.run.taskgraph import TaskGraph
 
 MAX_DEPTH = 2  # orchestrator (0) -> lead (1) -> worker (2); a worker is a leaf

@@ -25,15 +25,24 @@ from typing import TYPE_CHECKING, TypeVar
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.locks import FileLock
-from swarmforge.run import commandtask, external, overview, parking, reattach, report, roletask
-from swarmforge.run import journal as jr
-from swarmforge.run.committer import Committer
+from swarmforge.run import external, overview, reattach, roletask
 from swarmforge.run.external import Ended
+from swarmforge.run.journal.checkpoint import CHECKPOINT
+from swarmforge.run.journal.committer import Committer
+from swarmforge.run.journal.file import EVENTS, Journal
+from swarmforge.run.journal.recorder import Recorder
+from swarmforge.run.journal.replay import resume_states
 from swarmforge.run.levels import Flight, Level, Task, subtasks_of
-from swarmforge.run.recorder import Recorder
+from swarmforge.run.outcome import Outcome
+from swarmforge.run.parking import ledgers, rules
+from swarmforge.run.parking.decisions import decisions
+from swarmforge.run.preflight import preflight
+from swarmforge.run.remote.connect import remote_for
+from swarmforge.run.report.files import reported_tasks
+from swarmforge.run.roletask import role_text
 from swarmforge.run.spawner import Spawner
-from swarmforge.run.spec import RunSpec, canonical_json, flatten, run_id
-from swarmforge.run.starter import Starter, must_wait, preflight, remote_for, role_text
+from swarmforge.run.spec.runspec import RunSpec, canonical_json, flatten, run_id
+from swarmforge.run.starter import Starter, must_wait
 from swarmforge.run.summary import RunSummary, summary
 
 if TYPE_CHECKING:
@@ -80,7 +89,7 @@ class Orchestrator:
         # What `run` finds and opens under the run's lock.
         self.resumed: dict[str, str] = {}  # every task's status as the journal left it
         self.reported: set[str] = set()  # tasks with a report from an earlier life of the run
-        self._journal: jr.Journal | None = None
+        self._journal: Journal | None = None
         self._committer: Committer | None = None
         self._spawner: Spawner | None = None
         self._launcher: Starter | None = None
@@ -88,7 +97,7 @@ class Orchestrator:
         self._remote: Remote | None = None
 
     @property
-    def journal(self) -> jr.Journal:
+    def journal(self) -> Journal:
         """The run's journal (open while `run` runs)."""
         return _opened(self._journal)
 
@@ -156,7 +165,7 @@ class Orchestrator:
                 self.record(
                     "task-enqueued", id=task.id, status=level.graph.status(task.id), parent=parent
                 )
-        level.restore(self.resumed, os.path.join(self.dir, jr.CHECKPOINT), jr.EVENTS)
+        level.restore(self.resumed, os.path.join(self.dir, CHECKPOINT), EVENTS)
         self.levels.append(level)
         self._carry_out_decisions(level)
         self._reattach(level)
@@ -164,18 +173,18 @@ class Orchestrator:
 
     def _park(self, tasks: Sequence[Task]) -> set[str]:
         """The ids among `tasks` that wait for a decision; the new ones are parked and journaled."""
-        waiting = parking.waiting(tasks, parking.approved(self.dir))
-        known = parking.parked(self.dir)
+        waiting = rules.waiting(tasks, ledgers.approved(self.dir))
+        known = ledgers.parked(self.dir)
         for task_id, reason in waiting.items():
             if task_id not in known:
-                parking.park(self.dir, task_id, reason)
+                ledgers.park(self.dir, task_id, reason)
                 self.record("task-parked", id=task_id, reason=reason)
         return set(waiting)
 
     def _carry_out_decisions(self, level: Level) -> None:
         """Let run the parked tasks a human approved since, and fail the rejected ones."""
-        approved, rejected = parking.approved(self.dir), parking.rejected(self.dir)
-        for decision in parking.decisions(level.graph.statuses(), approved, rejected):
+        approved, rejected = ledgers.approved(self.dir), ledgers.rejected(self.dir)
+        for decision in decisions(level.graph.statuses(), approved, rejected):
             status, reason = level.decide(decision.task_id, decision.verdict)
             self.state(decision.task_id, status, reason=reason)
 
@@ -253,7 +262,7 @@ class Orchestrator:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def complete(self, flight: Flight, result: commandtask.Outcome | BaseException) -> None:
+    def complete(self, flight: Flight, result: Outcome | BaseException) -> None:
         """Journal how a task ended (its report already written) and promote its dependents."""
         status = "done" if not isinstance(result, BaseException) and result.ok else "failed"
         if isinstance(result, BaseException):
@@ -336,10 +345,10 @@ class Orchestrator:
         os.makedirs(self.reports, exist_ok=True)
         with FileLock(os.path.join(self.dir, "orchestrator.lock"), what=f"run {self.run_id}"):
             overview.keep_spec(self.dir, canonical_json(self.spec))
-            self.resumed, self._journal = jr.resume_states(self.dir, sole=True)
+            self.resumed, self._journal = resume_states(self.dir, sole=True)
             # Tasks with a report from an earlier life of the run (listed under the run's
             # lock): one listing spares every other task a look for a stale one.
-            self.reported = report.reported_tasks(self.reports)
+            self.reported = reported_tasks(self.reports)
             try:
                 with (
                     Spawner() as self._spawner,

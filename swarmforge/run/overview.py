@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 
 from swarmforge import fsutil
 from swarmforge.layout import RUNS_DIR
-from swarmforge.run import journal, parking
+from swarmforge.run.journal.events import TaskEnqueued, TaskState
+from swarmforge.run.journal.replay import read_states
+from swarmforge.run.parking import ledgers
 
 SPEC = "spec.json"  # the run's own copy of its spec, in canonical JSON
 
@@ -67,7 +69,7 @@ def runs(root: str) -> list[RunView]:
 
 def run(run_dir: str) -> RunView:
     """The run kept in `run_dir`."""
-    states, events = journal.read_states(run_dir)
+    states, events = read_states(run_dir)
     started = next((e for e in events if e.kind == "run-started"), None)
     kinds = [e.kind for e in events]
     opens = [i for i, k in enumerate(kinds) if k in ("run-started", "run-resumed")]
@@ -75,12 +77,12 @@ def run(run_dir: str) -> RunView:
     parents: dict[str, str | None] = {}
     reasons: dict[str, str | None] = {}
     for event in events:
-        if isinstance(event, journal.TaskEnqueued):
+        if isinstance(event, TaskEnqueued):
             parents.setdefault(event.id, event.parent)
-        elif isinstance(event, journal.TaskState):
+        elif isinstance(event, TaskState):
             reasons[event.id] = event.reason
     edges = _edges(run_dir)
-    parked: dict[str, str] = dict(parking.parked(run_dir))
+    parked: dict[str, str] = dict(ledgers.parked(run_dir))
     waiting = {t for t, s in states.items() if s == "parked"}
     order = list(edges) + [t for t in states if t not in edges]
     counts: dict[str, int] = {}

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from swarmforge.run import commandtask, roletask
-from swarmforge.run.journal import Event
+from swarmforge.run import roletask
+from swarmforge.run.journal.events import Event
 from swarmforge.run.levels import Task
+from swarmforge.run.outcome import Outcome, finished
+from swarmforge.run.remote.attempts import running_attempt
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Rejoin:
     task_id: str
     kind: Literal["background", "role", "remote"]
     pid: int | None = None
-    outcome: commandtask.Outcome | None = None  # a background worker that ended unwatched
+    outcome: Outcome | None = None  # a background worker that ended unwatched
     role: str | None = None
     handoff: str | None = None
     redeliver: bool = False  # the role's handoff is gone: deliver it again first
@@ -68,7 +70,7 @@ def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin |
     """Found again through its report or its live worker."""
     from swarmforge.proc import is_alive
 
-    outcome = commandtask.finished(reports, task_id)
+    outcome = finished(reports, task_id)
     pid = last(events, task_id, "pid")
     if outcome is None and not (isinstance(pid, int) and is_alive(pid)):
         return None
@@ -77,8 +79,6 @@ def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin |
 
 def _remote(task_id: str, events: Sequence[Event]) -> Rejoin | None:
     """Waited for again if its last claim gave it to a worker (which may still run it)."""
-    from swarmforge.run.remote.sender import running_attempt
-
     attempt = running_attempt(events, task_id)
     return None if attempt is None else Rejoin(task_id, "remote", attempt=attempt)
 

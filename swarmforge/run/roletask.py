@@ -12,8 +12,15 @@ from swarmforge.handoff import delivery, message
 from swarmforge.handoff.draft import summary
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import ROLES_TSV
+from swarmforge.run.levels import Task
 
 SENDER = "swarmforge"
+
+
+def role_text(goal: str, task: Task) -> str:
+    """What a role is asked to do for `task` of a run whose goal is `goal`."""
+    prompt = task.metadata.get("prompt")
+    return str(prompt) if prompt else f"{goal} ({task.id})"
 
 
 def role_entry(root: str, role: str, task_id: str) -> roletable.RoleEntry:

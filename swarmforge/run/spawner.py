@@ -26,7 +26,9 @@ from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING
 
 from swarmforge import host, proc
-from swarmforge.run.report import TAIL
+from swarmforge.run.executables import Executables
+from swarmforge.run.report.markdown import TAIL
+from swarmforge.run.spawned import Child
 
 if TYPE_CHECKING:
     from swarmforge.proc import Started
@@ -34,27 +36,6 @@ if TYPE_CHECKING:
 CHUNK = 65536
 # How soon, then how rarely, a child whose output is closed is polled for its exit.
 LINGER_FIRST, LINGER_MOST = 0.0005, 0.05
-
-
-class Child:
-    """One command: running, finished, or that could not be started (`error`)."""
-
-    __slots__ = ("closed_at", "code", "err", "error", "key", "open", "out", "pid", "proc")
-
-    def __init__(self, key: Hashable, started: Started | None = None) -> None:
-        self.key = key
-        self.proc = started
-        self.pid = started.pid if started is not None else -1
-        self.out, self.err = bytearray(), bytearray()
-        self.open = 2 if started is not None else 0  # its pipes not yet at end of file
-        self.closed_at = 0.0
-        self.code: int | None = None
-        self.error: OSError | None = None
-
-    @property
-    def finished(self) -> bool:
-        """Exited and both pipes drained."""
-        return self.code is not None and self.open == 0
 
 
 class Spawner:
@@ -66,7 +47,7 @@ class Spawner:
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._devnull = os.open(os.devnull, os.O_RDONLY)
         self._shared: tuple[Mapping[str, str] | None, proc.Environment] = (None, proc.Environment())
-        self._found: dict[tuple[str, str], str] = {}  # (name, PATH) -> where it was
+        self._found = Executables()
         self._failed: collections.deque[Child] = collections.deque()
         self._lingering: list[Child] = []  # output closed, exit not seen yet
         self.children: dict[int, Child] = {}
@@ -127,7 +108,7 @@ class Spawner:
                 try:
                     started = proc.start(
                         argv,
-                        executable=self._executable(argv[0], path),
+                        executable=self._found.find(argv[0], path),
                         cwd=cwd,
                         env=env,
                         extra=extra,
@@ -138,7 +119,7 @@ class Spawner:
                     break
                 except (FileNotFoundError, PermissionError, NotADirectoryError):
                     # What the run found on its PATH may be gone or changed: look again.
-                    if again or self._found.pop((argv[0], path), None) is None:
+                    if again or not self._found.forget(argv[0], path):
                         raise
         except BaseException:
             for fd in fds:
@@ -147,18 +128,6 @@ class Spawner:
         os.close(fds[1])
         os.close(fds[3])
         return started, fds[0], fds[2]
-
-    def _executable(self, name: str, path: str) -> str | None:
-        """Where `name` is on `path`, remembered (the PATH is the run's); None lets the
-        start fail as exec would."""
-        if "/" in name:
-            return None
-        found = self._found.get((name, path))
-        if found is None:
-            found = proc.which(name, path)
-            if found is not None:
-                self._found[(name, path)] = found
-        return found
 
     def wait(self, timeout: float | None) -> list[Child]:
         """The children that finished, or could not be started, within `timeout` seconds."""

@@ -12,70 +12,30 @@ from __future__ import annotations
 
 import os
 import queue
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from swarmforge.ports import assign_ports, project_identity
 from swarmforge.run import commandtask, roletask
+from swarmforge.run.background import start_background
 from swarmforge.run.external import Ended
 from swarmforge.run.levels import Flight, Task
-from swarmforge.run.spawner import Child, Spawner
+from swarmforge.run.outcome import Outcome
+from swarmforge.run.spawned import Child
+from swarmforge.run.spawner import Spawner
 
 if TYPE_CHECKING:
-    from swarmforge.run.journal import Event
-    from swarmforge.run.remote.sender import Remote, Workers
+    from swarmforge.run.remote.sender import Remote
 
 TASK_VAR = "SWARMFORGE_TASK"
 Record = Callable[..., None]
-
-
-def preflight(root: str, run_id: str, tasks: list[Task]) -> None:
-    """Fail closed before anything is journaled: isolation needs worktrees, role tasks
-    need their role."""
-    from swarmforge.git.isolation import require_worktrees
-
-    for task in tasks:
-        if task.isolate:
-            require_worktrees(root, run_id, task.id)
-        if task.role:
-            roletask.role_entry(root, task.role, task.id)
-
-
-def role_text(goal: str, task: Task) -> str:
-    """What a role is asked to do for `task` of a run whose goal is `goal`."""
-    prompt = task.metadata.get("prompt")
-    return str(prompt) if prompt else f"{goal} ({task.id})"
 
 
 def must_wait(flight: Flight) -> bool:
     """True if the task may start only once the journal is durable up to its claim."""
     task = flight.level.tasks[flight.task_id]
     return flight.kind != "pool" or task.isolate or bool(task.dependsOn)
-
-
-@contextmanager
-def remote_for(
-    root: str,
-    run_id: str,
-    workers: Workers | None,
-    events: Sequence[Event],
-    say: Callable[[str], None],
-) -> Iterator[Remote | None]:
-    """The workers on other hosts that a run's command tasks go to, connected; None for
-    a run of this machine alone. Entered before anything is journaled."""
-    if workers is None:
-        yield None
-        return
-    from swarmforge.run.remote.sender import Remote  # nats-py only for a run that uses workers
-
-    remote = Remote(root, run_id, workers, events, say)
-    try:
-        remote.open()
-        yield remote
-    finally:
-        remote.close()
 
 
 class Starter:
@@ -140,7 +100,7 @@ class Starter:
             self.deliver(task, flight.handoff, text)
         elif flight.kind == "background" and task.command:
             env = {**self.env, TASK_VAR: task.id}
-            flight.pid = commandtask.start_background(
+            flight.pid = start_background(
                 task.id, task.command, cwd=self.root, env=env, reports=self.reports
             )
             return flight.pid
@@ -180,12 +140,12 @@ class Starter:
         )
         return Ended(flight, outcome)
 
-    def _report(self, flight: Flight, result: commandtask.Outcome | BaseException) -> None:
+    def _report(self, flight: Flight, result: Outcome | BaseException) -> None:
         """Hand a worker thread's result to the loop (from that thread)."""
         self.done.put(Ended(flight, result))
         self.spawner.wake()
 
-    def _isolated(self, task: Task, env: dict[str, str]) -> commandtask.Outcome:
+    def _isolated(self, task: Task, env: dict[str, str]) -> Outcome:
         assert task.command is not None
         return commandtask.run_isolated(
             self.root,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from swarmforge.run import parking
+from swarmforge.run.parking import ledgers
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def summary(
     counts: dict[str, int] = {}
     for status in states.values():
         counts[status] = counts.get(status, 0) + 1
-    parked = parking.parked(run_dir)
+    parked = ledgers.parked(run_dir)
     return RunSummary(
         run_id=run_id,
         dir=run_dir,

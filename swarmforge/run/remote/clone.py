@@ -31,11 +31,7 @@ from swarmforge.git.objects import lookup
 from swarmforge.git.rescue import snapshot
 from swarmforge.git.worktrees import remove
 from swarmforge.net.hub import quiet_env
-
-
-def base_ref(run_id: str) -> str:
-    """Where the orchestrator puts the base commit of run `run_id` on the hub."""
-    return f"refs/swarmforge/runs/{run_id}/base"
+from swarmforge.run.remote.base import base_ref
 
 
 def _last_line(exc: GitFailed) -> str:

@@ -15,8 +15,8 @@ names (`rejoin`): it looks up that attempt's result, which may have come while
 nobody listened, and otherwise publishes the attempt again unless its message is
 still queued (the server would drop a repeat within its duplicate window anyway).
 
-The run's base commit (the project's HEAD) is pushed to the hub first, to
-`refs/swarmforge/runs/<runId>/base`, by URL: no remote is added to the project.
+The run's base commit (base.py) is pushed to the hub when the run opens, before
+anything is journaled.
 """
 
 from __future__ import annotations
@@ -32,18 +32,16 @@ from pydantic import ValidationError
 
 from swarmforge.config.settings import TransportSettings
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import repo
-from swarmforge.git.command import GitFailed, git
-from swarmforge.net.hub import quiet_env
 from swarmforge.net.transport import Transport, TransportError
-from swarmforge.run import commandtask, report
 from swarmforge.run.external import Ended
-from swarmforge.run.journal import Event, TaskState
+from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.levels import Flight
-from swarmforge.run.remote.clone import base_ref
-from swarmforge.run.remote.stream import ACK_WAIT, TaskMessage, TaskQueue, TaskResult
-
-ATTEMPT = "attempt:"
+from swarmforge.run.outcome import Outcome
+from swarmforge.run.remote.attempts import ATTEMPT, attempt_of
+from swarmforge.run.remote.base import head_commit, push_base
+from swarmforge.run.remote.messages import TaskMessage, TaskResult
+from swarmforge.run.remote.outcomes import write_outcome
+from swarmforge.run.remote.taskqueue import ACK_WAIT, TaskQueue
 
 
 @dataclass(frozen=True)
@@ -53,21 +51,6 @@ class Workers:
 
     settings: TransportSettings
     ack_wait: float = ACK_WAIT
-
-
-def attempt_of(reason: str | None) -> int | None:
-    """The attempt a `running` state's reason names, if it names one."""
-    if reason and reason.startswith(ATTEMPT) and reason[len(ATTEMPT) :].isdigit():
-        return int(reason[len(ATTEMPT) :])
-    return None
-
-
-def running_attempt(events: Sequence[Event], task_id: str) -> int | None:
-    """The attempt of task `task_id`'s last `running` state, if it went to a worker."""
-    for event in reversed(events):
-        if isinstance(event, TaskState) and event.id == task_id and event.status == "running":
-            return attempt_of(event.reason)
-    return None
 
 
 class Remote:
@@ -108,30 +91,10 @@ class Remote:
                 "--workers needs `hub` in [transport] of swarmforge/swarmforge.toml: "
                 "the git repository the workers fetch from and push to."
             )
-        checkout = repo.open_checkout(self.root)
-        base = checkout.head if checkout is not None else None
-        if base is None:
-            raise SwarmforgeError(
-                f"--workers needs {self.root} to be a git checkout with a commit: "
-                "the workers start from it."
-            )
+        base = head_commit(self.root)
         self.transport.connect()
         self.queue.ensure()
-        try:
-            env = quiet_env()
-            git(
-                self.root,
-                "push",
-                "--quiet",
-                "--no-verify",
-                hub,
-                f"+{base}:{base_ref(self.run_id)}",
-                env=env,
-            )
-        except GitFailed as exc:
-            raise SwarmforgeError(
-                f"cannot push the run's base commit to the hub {hub}: {exc.message}"
-            ) from None
+        push_base(self.root, hub, self.run_id, base)
         self.base = base
 
     def start(self, done: queue.Queue[Ended], wake: Callable[[], None], reports: str) -> None:
@@ -213,7 +176,7 @@ class Remote:
     # -- results ------------------------------------------------------------------------------
 
     def _listen(self, results: object) -> None:
-        from swarmforge.run.remote.stream import Puller
+        from swarmforge.run.remote.puller import Puller
 
         assert isinstance(results, Puller)
         while not self.closing.is_set():
@@ -247,22 +210,7 @@ class Remote:
                 return
             del self.waiting[result.taskId]
         try:
-            outcome: commandtask.Outcome | BaseException = self._report(flight, result)
+            outcome: Outcome | BaseException = write_outcome(self.reports, flight, result)
         except (SwarmforgeError, OSError) as exc:  # the task fails; the listener goes on
             outcome = exc
         self.hand_over(Ended(flight, outcome))
-
-    def _report(self, flight: Flight, result: TaskResult) -> commandtask.Outcome:
-        command = flight.level.tasks[flight.task_id].command
-        data: dict[str, object] = {"command": command, "cwd": result.cwd}
-        data |= {"exitCode": result.exitCode, "attempt": result.attempt}
-        data |= {"worker": result.worker, "host": result.host}
-        extra = {"branch": result.branch, "rescued": result.rescued, "error": result.error}
-        data |= {key: value for key, value in extra.items() if value is not None}
-        out, err = result.output()
-        if result.error:
-            err += f"{result.error}\n".encode()
-        path = report.write_report(
-            self.reports, flight.task_id, data, result.ok, out, err, durable=False
-        )
-        return commandtask.Outcome(flight.task_id, result.ok, result.exitCode, path)

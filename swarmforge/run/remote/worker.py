@@ -6,7 +6,7 @@ the task to be delivered again rather than lost or doubled:
 1. take a message from a consumer whose label set the worker holds;
 2. if its attempt has a result already (an earlier worker died before its
    acknowledgement), acknowledge it and stop there;
-3. run the command in its checkout (clone.py), telling the server every
+3. run the command in its checkout (checkout.py), telling the server every
    third of the ack wait that the task is in progress;
 4. push an isolated task's branch to the hub; write the result (the first of
    the attempt wins); acknowledge the message; remove the worktree.
@@ -19,13 +19,9 @@ second one kills the command and hands the task back for another worker.
 from __future__ import annotations
 
 import os
-import signal
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO
 
 from nats.aio.msg import Msg
 from pydantic import ValidationError
@@ -34,12 +30,14 @@ from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
 from swarmforge.net.transport import TransportError
+from swarmforge.run.remote.checkout import checkout
 from swarmforge.run.remote.clone import Clone
-from swarmforge.run.remote.stream import Offer, Puller, TaskMessage, TaskQueue, TaskResult, tail64
-from swarmforge.run.report import TAIL
+from swarmforge.run.remote.command import Commands, Stopped
+from swarmforge.run.remote.messages import TaskMessage, TaskResult, result_of
+from swarmforge.run.remote.puller import Puller
+from swarmforge.run.remote.taskqueue import Offer, TaskQueue
 
 REFRESH = 2.0  # seconds between two looks at the consumers when idle
-SLICE = 0.2  # seconds between two looks at a stop request while a command runs
 RETRY = 1.0  # seconds before trying the server again
 
 
@@ -55,10 +53,6 @@ class Handled:
     exit_code: int | None = None
     detail: str = ""
     delivered: int = 1  # how many times the server has delivered this message
-
-
-class Stopped(Exception):
-    """A second stop request came while a task ran: it goes back to the queue."""
 
 
 class Worker:
@@ -85,14 +79,11 @@ class Worker:
         self._listed = 0.0
         self._next = 0  # which puller the next pass starts with
         self._child: proc.Started | None = None
-        # Where the commands write their output, made once: a file made per task cost
-        # about a millisecond each on a busy disk.
-        self._output = (tempfile.TemporaryFile(), tempfile.TemporaryFile())  # noqa: SIM115 - closed by close()
+        self._commands = Commands(lambda: self.stops >= 2, self._quietly)
 
     def close(self) -> None:
         """Release the output files."""
-        for file in self._output:
-            file.close()
+        self._commands.close()
 
     def request_stop(self) -> None:
         """Stop after the task in hand (safe from a signal handler); the second time, now."""
@@ -158,7 +149,7 @@ class Worker:
             puller.ack(msg)
             return Handled(task.runId, task.taskId, task.attempt, "already reported", None)
         try:
-            with self._checkout(task) as (cwd, iso, problem):
+            with checkout(self.clone, task, self.say) as (cwd, iso, problem):
                 progress = lambda: puller.in_progress(msg)  # noqa: E731
                 result = self._execute(task, cwd, iso, problem, progress, offer.ack_wait / 3)
                 first = self._retry(lambda: self.queue.put_result(result))
@@ -172,30 +163,6 @@ class Worker:
             task.runId, task.taskId, task.attempt, outcome, result.exitCode, detail, delivered
         )
 
-    @contextmanager
-    def _checkout(self, task: TaskMessage) -> Iterator[tuple[str | None, Isolation | None, str]]:
-        """Where the task runs and its worktree, or (None, None, why) when it cannot be made."""
-        stack = ExitStack()
-        try:
-            self.clone.fetch_base(task.runId, task.base)
-            if task.isolate:
-                iso = stack.enter_context(
-                    self.clone.isolated(task.runId, task.taskId, task.base, task.port)
-                )
-                where: tuple[str | None, Isolation | None, str] = (iso.path, iso, "")
-            else:
-                where = (self.clone.scratch(task.runId, task.base), None, "")
-        except SwarmforgeError as exc:
-            stack.close()
-            where = (None, None, exc.message)
-        try:
-            yield where
-        finally:
-            try:
-                stack.close()
-            except SwarmforgeError as exc:  # reported already: only the clone is untidy
-                self.say(f"cannot remove the worktree of {task.taskId}: {exc.message}")
-
     def _execute(
         self,
         task: TaskMessage,
@@ -207,14 +174,14 @@ class Worker:
     ) -> TaskResult:
         """Run the task's command in `checkout` and push its branch; its result."""
         if checkout is None:
-            return self._result(task, None, error=problem)
+            return result_of(task, self.name, self.host, None, error=problem)
         if os.path.isabs(task.cwd) or ".." in task.cwd.split("/"):
-            return self._result(task, None, error=f"bad cwd {task.cwd!r}")
+            return result_of(task, self.name, self.host, None, error=f"bad cwd {task.cwd!r}")
         cwd = os.path.normpath(os.path.join(checkout, task.cwd))
         extra = {**task.env, "SWARMFORGE_PROJECT": checkout}
         if iso is not None:
             extra |= {"PORT": str(iso.port), "SWARMFORGE_PORT": str(iso.port)}
-        code, out, err, error = self._command(task.argv, cwd, extra, progress, every)
+        code, out, err, error = self._commands.run(task.argv, cwd, extra, progress, every)
         branch = rescued = None
         if iso is not None:
             try:
@@ -222,83 +189,7 @@ class Worker:
                 branch = iso.branch
             except SwarmforgeError as exc:
                 error = exc.message
-        return self._result(task, code, error, out, err, cwd, branch, rescued)
-
-    def _result(
-        self,
-        task: TaskMessage,
-        code: int | None,
-        error: str | None,
-        out: bytes = b"",
-        err: bytes = b"",
-        cwd: str = "",
-        branch: str | None = None,
-        rescued: str | None = None,
-    ) -> TaskResult:
-        return TaskResult(
-            runId=task.runId,
-            taskId=task.taskId,
-            attempt=task.attempt,
-            exitCode=code,
-            error=error,
-            stdout=tail64(out),
-            stderr=tail64(err),
-            worker=self.name,
-            host=self.host,
-            cwd=cwd,
-            branch=branch,
-            rescued=rescued,
-        )
-
-    def _command(
-        self,
-        argv: list[str],
-        cwd: str,
-        extra: dict[str, str],
-        progress: Callable[[], None],
-        every: float,
-    ) -> tuple[int | None, bytes, bytes, str | None]:
-        """Run `argv` to its end: exit code, tails of stdout and stderr, why it did not start.
-
-        In a session of its own, so that Ctrl-C at the worker's terminal reaches the
-        worker alone, which then lets the command finish; output goes to files, of
-        which only the tails are read.
-        """
-        out, err = self._output
-        for file in (out, err):  # the last task's output, dropped: the files serve each task
-            file.seek(0)
-            file.truncate()
-        try:
-            child = proc.start(
-                argv,
-                cwd=cwd,
-                extra=extra,
-                stdin=proc.DEVNULL,
-                stdout=out.fileno(),
-                stderr=err.fileno(),
-                session=True,
-            )
-        except OSError as exc:
-            return None, b"", b"", f"cannot run {argv[0]}: {exc.strerror}"
-        self._wait(child, progress, every)
-        return child.returncode, _tail(out), _tail(err), None
-
-    def _wait(self, child: proc.Started, progress: Callable[[], None], every: float) -> None:
-        import subprocess
-
-        told = time.monotonic()
-        while True:
-            try:
-                child.wait(timeout=SLICE)
-                return
-            except subprocess.TimeoutExpired:
-                pass
-            if self.stops >= 2:
-                _kill_session(child)
-                raise Stopped
-            if time.monotonic() - told >= every:
-                told = time.monotonic()
-                self._quietly(progress)  # a lost one costs at worst a redelivery
+        return result_of(task, self.name, self.host, code, error, out, err, cwd, branch, rescued)
 
     def _retry(self, step: Callable[[], bool | None]) -> bool:
         """`step`, tried again while the server is away (until a second stop request)."""
@@ -316,16 +207,3 @@ class Worker:
             step()
         except TransportError as exc:
             self.say(str(exc))
-
-
-def _tail(file: IO[bytes]) -> bytes:
-    size = file.seek(0, os.SEEK_END)
-    file.seek(max(0, size - TAIL))
-    return file.read()
-
-
-def _kill_session(child: proc.Started) -> None:
-    """End the command and whatever it started (its own session), and reap it."""
-    with suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-    child.wait()

@@ -14,8 +14,9 @@ import threading
 from collections.abc import Callable
 
 from swarmforge.events import EventLog
-from swarmforge.run import journal as jr
-from swarmforge.run.committer import Committer
+from swarmforge.run.journal.checkpoint import write_checkpoint
+from swarmforge.run.journal.committer import Committer
+from swarmforge.run.journal.file import Journal
 
 CHECKPOINT_EVERY = 1000
 COPIED = frozenset(("run-started", "run-resumed", "task-state", "task-parked", "run-finished"))
@@ -36,7 +37,7 @@ class Recorder:
     def __init__(
         self,
         run_dir: str,
-        journal: jr.Journal,
+        journal: Journal,
         committer: Committer,
         states: Callable[[], dict[str, str]],
         copy_to: tuple[EventLog, str] | None = None,
@@ -91,7 +92,7 @@ class Recorder:
         self.committer.wait(self.journal.written_seq)
         states = self.states()
         parked = sorted(t for t, s in states.items() if s == "parked")
-        jr.write_checkpoint(self.dir, self.journal.next_seq, states, parked)
+        write_checkpoint(self.dir, self.journal.next_seq, states, parked)
         self.journal.write_many([("checkpoint", {"states": states, "parked": parked})])
         self.committer.kick()
         self.since_checkpoint = 0

@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.run.spec import RunSpec, problem
+from swarmforge.run.spec.problems import problem
+from swarmforge.run.spec.runspec import RunSpec
 
 _TOML_AT = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)\Z")
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.run.journal import Journal
+from swarmforge.run.journal.file import Journal
 
 
 class Committer:

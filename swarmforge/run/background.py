@@ -1,0 +1,72 @@
+"""Background workers: detached processes that outlive the orchestrator.
+
+The orchestrator finds a background worker's outcome again through its report
+file, and whether it still runs through its pid.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from swarmforge import fsutil, proc
+from swarmforge.run.commandtask import run_command
+
+
+def pid_file(reports: str, task_id: str) -> str:
+    """Where a background worker records its pid while it runs."""
+    return os.path.join(reports, f"{task_id}.pid")
+
+
+def start_background(
+    task_id: str,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    reports: str,
+) -> int:
+    """Start a detached worker for `argv`; its pid.
+
+    The pid is the shell's `$!`, known at once: a worker that ends within
+    milliseconds has removed its pid file before anyone could read it.
+    """
+    os.makedirs(reports, exist_ok=True)
+    marker = pid_file(reports, task_id)
+    if os.path.exists(marker):
+        os.unlink(marker)  # a killed earlier attempt's: the new worker writes its own
+    wrapper = [
+        sys.executable,
+        "-m",
+        "swarmforge",
+        "run-worker",
+        "--reports",
+        reports,
+        "--task",
+        task_id,
+        "--cwd",
+        cwd,
+        "--",
+        *argv,
+    ]
+    return proc.detach(wrapper, env=env)  # adopted by init: it outlives us
+
+
+def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
+    """The detached worker itself: run the command, write the report, drop the pid file."""
+    marker = pid_file(reports, task_id)
+    fsutil.atomic_write(marker, f"{os.getpid()}\n".encode())
+    try:
+        outcome = run_command(
+            task_id,
+            argv,
+            cwd=cwd,
+            env=dict(os.environ),
+            reports=reports,
+            extra={"background": True, "pid": os.getpid()},
+            durable=True,  # for a background task the report is where its outcome is found
+        )
+    finally:
+        if os.path.exists(marker):
+            os.unlink(marker)
+    return 0 if outcome.ok else 1

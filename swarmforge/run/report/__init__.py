@@ -1,0 +1,1 @@
+"""Worker reports: Markdown with exactly one fenced JSON block, published by a rename."""

@@ -1,0 +1,44 @@
+"""Report files: their names by outcome, and finding the report of a task.
+
+A worker writes `<taskId>.report.md` and renames it to `<taskId>.complete.md` or
+`<taskId>.failed.md`; the rename is the commit. A `.report.md` left behind means
+the worker died before it finished, and nobody reads it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge.errors import CorruptFile, SwarmforgeError
+
+STAGED, COMPLETE, FAILED = ".report.md", ".complete.md", ".failed.md"
+
+
+def reported_tasks(reports_dir: str) -> set[str]:
+    """The tasks with any report file in `reports_dir`, staged or published."""
+    return {
+        name[: -len(suffix)]
+        for name in os.listdir(reports_dir)
+        for suffix in (STAGED, COMPLETE, FAILED)
+        if name.endswith(suffix)
+    }
+
+
+def find_report(reports_dir: str, task_id: str) -> str | None:
+    """The published report of `task_id`, or None while it has none."""
+    check_name(task_id)
+    complete = os.path.join(reports_dir, task_id + COMPLETE)
+    failed = os.path.join(reports_dir, task_id + FAILED)
+    if os.path.exists(complete) and os.path.exists(failed):
+        raise CorruptFile(failed, None, f"task {task_id} also has {os.path.basename(complete)}")
+    for path in (complete, failed):
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def check_name(task_id: str) -> None:
+    """SwarmforgeError unless `task_id` can name a report file."""
+    # The id becomes a file name: nothing that could leave the reports directory.
+    if not task_id or task_id in (".", "..") or any(c in task_id for c in "/\0\n"):
+        raise SwarmforgeError(f"'{task_id}' cannot name a report file.")
