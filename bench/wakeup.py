@@ -28,7 +28,7 @@ import tempfile
 import time
 
 from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker, project_socket
-from swarmforge.handoff import gate
+from swarmforge.handoff import fromuser
 from swarmforge.rehearse.model import ModelServer, Reply
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.swarm import session
@@ -103,7 +103,7 @@ def measure(root: str, count: int) -> None:
             for n in range(count):
                 time.sleep(SETTLE)
                 sent = time.time()
-                gate.send(root, role, f"Benchmark handoff {n}.")
+                fromuser.send(root, role, f"Benchmark handoff {n}.")
                 woken.append(next_request(server, role, sent) - sent)
                 time.sleep(SETTLE)
                 pasted = time.time()

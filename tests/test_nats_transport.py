@@ -17,6 +17,7 @@ from swarmforge.doctor import local
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.outbox import install
 from tests.natsserver import NatsServer, nats_server, require_nats, running_server
 
 __all__ = ["nats_server"]  # the fixture, used by name
@@ -180,7 +181,7 @@ def outbox_file(root: Path, handoff_id: str = "20260615T140531Z_000001_from_code
         [("id", handoff_id), ("from", "coder"), ("to", "cleaner"), ("type", "note")],
         "please tidy up\n",
     )
-    return Mailbox(str(root / "sender")).install(NAME, handoff)
+    return install(Mailbox(str(root / "sender")), NAME, handoff)
 
 
 def visible(box: Mailbox, where: str) -> list[str]:

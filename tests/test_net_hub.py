@@ -88,6 +88,7 @@ def test_a_git_handoff_waits_while_the_hub_cannot_be_reached(
 ) -> None:
     from swarmforge.handoff import message
     from swarmforge.handoff.mailbox import Box, Mailbox
+    from swarmforge.handoff.outbox import install
     from swarmforge.net import relay
     from swarmforge.net.transport import Transport
 
@@ -105,7 +106,7 @@ def test_a_git_handoff_waits_while_the_hub_cannot_be_reached(
         ],
         f"merge_and_process coder {short}\n",
     )
-    path = Mailbox(str(sender)).install(name, handoff)
+    path = install(Mailbox(str(sender)), name, handoff)
     with Transport(nats_server.url, "p") as client:
         client.ensure_stream()
         relay.send(client, path, ["cleaner"], hub=str(hub_dir))
