@@ -21,7 +21,8 @@ from swarmforge.git import command
 from swarmforge.net.hub import QUIET
 
 if TYPE_CHECKING:
-    from swarmforge.net.presence import HostSeen, ServerClock
+    from swarmforge.net.presence import HostSeen
+    from swarmforge.net.serverclock import ServerClock
     from swarmforge.net.transport import Transport
 
 HUB_TIMEOUT = 10.0  # seconds `git ls-remote` may take to answer
@@ -45,8 +46,9 @@ def host_checks(root: str, env: Mapping[str, str] | None = None) -> list[Check]:
         return []
     checks = [check_hub(root, found.transport)]
     try:
-        from swarmforge.net import presence
-        from swarmforge.net.transport import Transport, TransportError
+        from swarmforge.net import presence, serverclock
+        from swarmforge.net.failure import TransportError
+        from swarmforge.net.transport import Transport
     except ImportError:
         return checks  # the transport check says how to install it
     try:
@@ -56,7 +58,7 @@ def host_checks(root: str, env: Mapping[str, str] | None = None) -> list[Check]:
     client = Transport.from_settings(found.transport, root, env)
     try:
         client.connect(CONNECT_TIMEOUT)
-        clock = presence.server_clock(client)
+        clock = serverclock.server_clock(client)
         seen = presence.hosts(client, clock=clock)
         checks.append(check_clock(clock))
         checks.append(check_host_clocks(seen, _my_key(record)))
@@ -150,7 +152,7 @@ def check_host_clocks(seen: list[HostSeen], mine: str) -> Check:
 
 
 def _my_key(record: SessionRecord | None) -> str:
-    from swarmforge.net.presence import host_key
+    from swarmforge.net.beats import host_key
 
     return host_key(record.host if record else None)
 
@@ -158,7 +160,7 @@ def _my_key(record: SessionRecord | None) -> str:
 def _expected(found: Settings, record: SessionRecord | None) -> dict[str, str]:
     """The hosts the swarm names (settings and session record), key to name; the host that
     runs `up` without --host is always one of them."""
-    from swarmforge.net.presence import host_key
+    from swarmforge.net.beats import host_key
 
     names = {host_key(None): ""}
     names |= {host_key(r.host): r.host for r in found.roles.values() if r.host is not None}
@@ -171,7 +173,7 @@ def check_hosts(
     seen: list[HostSeen], expected: dict[str, str], mine: str, record: SessionRecord | None
 ) -> list[Check]:
     """Each known host beats (warn for one that stopped, or never started)."""
-    from swarmforge.net.presence import wire_name
+    from swarmforge.net.beats import wire_name
     from swarmforge.times import duration
 
     checks = []
@@ -217,7 +219,7 @@ def check_consumers(client: Transport, record: SessionRecord | None) -> Check:
     from nats.js import api
     from nats.js.errors import NotFoundError
 
-    from swarmforge.net.transport import consumer_name, stream_name, subject
+    from swarmforge.net.subjects import consumer_name, stream_name, subject
 
     if record is None or not record.roles:
         return Check("consumers", "ok", "no roles run on this host")

@@ -34,8 +34,9 @@ from swarmforge.config.settings import TransportSettings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git
+from swarmforge.net.failure import TransportError
 from swarmforge.net.hub import quiet_env
-from swarmforge.net.transport import Transport, TransportError
+from swarmforge.net.transport import Transport
 from swarmforge.run import commandtask, report
 from swarmforge.run.external import Ended
 from swarmforge.run.journal import Event, TaskState

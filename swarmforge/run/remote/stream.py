@@ -1,6 +1,6 @@
 """Planned-run tasks for workers on other hosts: the task stream, the results, their messages.
 
-Two JetStream stores per project, next to the mail stream of transport.py:
+Two JetStream stores per project, next to the mail stream of mailstream.py:
 
 - The task stream `SWARMFORGE-<project>-TASKS`: file storage, work-queue retention.
   A task goes to `swarmforge.<project>.task.<labels>.<runId>.<taskId>`, where
@@ -42,14 +42,10 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmforge.net.transport import (
-    DUPLICATE_WINDOW,
-    MSG_ID_HEADER,
-    REQUEST_TIMEOUT,
-    SUBJECT_ROOT,
-    Transport,
-    token,
-)
+from swarmforge.net.connection import REQUEST_TIMEOUT
+from swarmforge.net.mailstream import DUPLICATE_WINDOW, MSG_ID_HEADER
+from swarmforge.net.subjects import SUBJECT_ROOT, token
+from swarmforge.net.transport import Transport
 from swarmforge.run.report import TAIL
 from swarmforge.run.spec import TaskId, label_problem, refuse
 

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
-from swarmforge.net.transport import TransportError
+from swarmforge.net.failure import TransportError
 from swarmforge.run.remote.clone import Clone
 from swarmforge.run.remote.stream import Offer, Puller, TaskMessage, TaskQueue, TaskResult, tail64
 from swarmforge.run.report import TAIL

@@ -1,21 +1,14 @@
-"""Handoffs to and from roles on other hosts, through the project's JetStream stream.
+"""Handoffs from other hosts: each message taken becomes the recipient's copy here.
 
-Sending: the outbox file's bytes are published once per recipient on another host,
-with the message id `<handoff id>:<recipient>`; only once the server has acknowledged
-every publish may the caller move the original to sent/. A sender killed in between
-publishes again on restart, and the server drops the repeat (same id, within the
-duplicate window).
+Each message becomes the recipient's copy in its `inbox/new/`, exactly as local
+delivery writes it (copies.copy_to: the `recipient` and `enqueued_at` headers, a
+hidden temporary name linked to the final one, flushed to disk), and is acknowledged
+only after that. A message delivered again (its acknowledgement was lost, or the
+receiver died before it) finds its copy already there, in new/, in_process/ or
+completed/, and is acknowledged without a second copy.
 
-Receiving: each message becomes the recipient's copy in its `inbox/new/`, exactly as
-local delivery writes it (copies.copy_to: the `recipient` and `enqueued_at` headers,
-a hidden temporary name linked to the final one, flushed to disk), and is
-acknowledged only after that. A message delivered again (its acknowledgement was
-lost, or the receiver died before it) finds its copy already there, in new/,
-in_process/ or completed/, and is acknowledged without a second copy.
-
-A `git_handoff`'s commit travels through the hub (hub.py): the sender pushes it before
-the first publish and names its full id in a header; the receiver fetches it before it
-writes the copy, whose merge check is then made against the recipient's branch here,
+A `git_handoff`'s commit comes through the hub (hub.py): the receiver fetches it before
+it writes the copy, whose merge check is then made against the recipient's branch here,
 as local delivery makes it. A hub that cannot be reached holds the message (it comes
 again) rather than deliver a commit the recipient could not merge.
 """
@@ -32,60 +25,13 @@ from swarmforge.handoff import commitcheck, copies, message
 from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.names import name_problem
 from swarmforge.handoff.outbox import set_aside
-from swarmforge.handoff.outcome import Undeliverable
 from swarmforge.net import hub as hubs
-from swarmforge.net.transport import Consumer, Message, Transport
+from swarmforge.net.consumer import Consumer, Message
+from swarmforge.net.outgoing import COMMIT_HEADER, NAME_HEADER
 from swarmforge.roletable import RoleEntry
-
-NAME_HEADER = "Swarmforge-Name"  # the handoff's file name, kept by every copy
-COMMIT_HEADER = "Swarmforge-Commit"  # a git_handoff's full commit id, pushed to the hub
 
 # What became of a received message.
 DELIVERED, DUPLICATE, FAILED, HELD = "delivered", "duplicate", "failed", "held"
-
-
-def message_id(handoff_id: str, recipient: str) -> str:
-    """The id under which the server de-duplicates one recipient's copy."""
-    return f"{handoff_id}:{recipient}"
-
-
-def send(
-    transport: Transport,
-    outbox_file: str,
-    recipients: list[str],
-    *,
-    hub: str | None = None,
-    handoff: message.Handoff | None = None,
-) -> None:
-    """Publish the handoff at `outbox_file` to each of `recipients` (roles on other hosts).
-
-    `handoff`: the file as read and amended by the caller (else it is read here). With
-    `hub`, a git_handoff's commit is pushed there first. Returns once the server has
-    every copy; TransportError or HubError (nothing to archive yet), or Undeliverable
-    (the file can never be sent) otherwise.
-    """
-    if handoff is None:
-        data = fsutil.read_regular(outbox_file)
-        try:
-            handoff = message.parse(data, outbox_file)
-        except CorruptFile as exc:
-            raise Undeliverable(f"malformed: {exc}") from None
-    handoff_id = handoff.get("id")
-    if not handoff_id:
-        raise Undeliverable("the handoff has no 'id' header")
-    name = os.path.basename(outbox_file)
-    headers = {NAME_HEADER: name}
-    commit = commitcheck.MergeChecks(handoff, name, "").commit  # only what the gate writes
-    if commit and hub:
-        headers[COMMIT_HEADER] = hubs.push(_worktree_of(outbox_file), hub, commit)
-    data = handoff.render()
-    for role in recipients:
-        transport.publish(role, message_id(handoff_id, role), data, headers)
-
-
-def _worktree_of(outbox_file: str) -> str:
-    """The worktree whose outbox holds `outbox_file` (<worktree>/.swarmforge/handoffs/outbox/X)."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(outbox_file))))
 
 
 @dataclass(frozen=True)
