@@ -6,7 +6,7 @@ argument), which never takes work: every handoff queued for a role stays in its
 inbox/new/ and raises the role's queue count. Measured, each next to a baseline from
 the same run:
 
-latency  from just before a handoff is queued through the gate (gate.send) to the
+latency  from just before a handoff is queued through the gate (fromuser.send) to the
          target role's queue cell changing, p50 and p90 over --handoffs handoffs at
          least --spacing apart: the cockpit in chromium through Playwright (a
          MutationObserver stamps Date.now() when the cell's text changes), and watch
@@ -61,7 +61,7 @@ from textual.widgets.data_table import RowDoesNotExist
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.events import EventLog, log_path
-from swarmforge.handoff import gate
+from swarmforge.handoff import fromuser
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.tmux import project_socket
 from swarmforge.views.snapshot import Snapshot, snapshot
@@ -149,7 +149,7 @@ def deliver(root: str, role: str, seq: int) -> tuple[float, float, float]:
     copy was in the role's inbox/new/)."""
     box = inbox(root, role)
     t0 = time.time()
-    path, _ = gate.send(root, role, f"Benchmark handoff {seq}.")
+    path, _ = fromuser.send(root, role, f"Benchmark handoff {seq}.")
     queued_at = time.time()
     copy = os.path.join(box, os.path.basename(path))
     deadline = time.monotonic() + TIMEOUT

@@ -27,12 +27,13 @@ import sys
 import tempfile
 import time
 
-from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker, project_socket
-from swarmforge.handoff import gate
+from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker
+from swarmforge.handoff import fromuser
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import Reply
 from swarmforge.swarm import session
+from swarmforge.tmux import project_socket
 
 ROLES = {"coder": "claude", "cleaner": "codex"}
 SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the next wake-up
@@ -104,7 +105,7 @@ def measure(root: str, count: int) -> None:
             for n in range(count):
                 time.sleep(SETTLE)
                 sent = time.time()
-                gate.send(root, role, f"Benchmark handoff {n}.")
+                fromuser.send(root, role, f"Benchmark handoff {n}.")
                 woken.append(next_request(server, role, sent) - sent)
                 time.sleep(SETTLE)
                 pasted = time.time()

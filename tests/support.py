@@ -374,7 +374,7 @@ def place_elsewhere(project: Project, remote: dict[str, str], keep: tuple[str, .
 
 
 def beat_of(host: str, roles: dict[str, int], sent_at: float | None = None, **more: Any) -> Any:
-    from swarmforge.net.presence import HostBeat, RoleBeat
+    from swarmforge.net.beats import HostBeat, RoleBeat
 
     return HostBeat(
         host=host,

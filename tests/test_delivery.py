@@ -9,8 +9,9 @@ import pytest
 
 from swarmforge import fsutil
 from swarmforge import roletable as sfproject
-from swarmforge.handoff import delivery, message
+from swarmforge.handoff import copies, delivery, message, waiting
 from swarmforge.handoff.mailbox import Box
+from swarmforge.handoff.outcome import DELIVERED, FAILED
 from tests.support import Project
 from tests.support import queue_note as send
 
@@ -28,7 +29,7 @@ def test_a_broadcast_reaches_every_recipient_then_is_archived(swarm: Project) ->
     path = send(swarm, "coder", "cleaner,qa,architect", "hello")
     name = os.path.basename(path)
     outcome = delivery.deliver(path, roles(swarm))
-    assert (outcome.status, outcome.copied) == (delivery.DELIVERED, ["cleaner", "qa", "architect"])
+    assert (outcome.status, outcome.copied) == (DELIVERED, ["cleaner", "qa", "architect"])
     original = message.read(str(swarm.box("coder", Box.SENT) / name))
     for role in ("cleaner", "qa", "architect"):
         assert swarm.names(role, Box.NEW) == [name]
@@ -45,14 +46,14 @@ def test_a_retry_completes_missing_copies_without_doubling(swarm: Project) -> No
     table = roles(swarm)
     handoff = message.read(path)
     # A crash after the first copy: cleaner has it and has even accepted it.
-    assert delivery.copy_to(handoff, name, "cleaner", table["cleaner"])
+    assert copies.copy_to(handoff, name, "cleaner", table["cleaner"])
     in_process = swarm.box("cleaner", Box.IN_PROCESS)
     in_process.mkdir(parents=True)
     os.rename(swarm.box("cleaner", Box.NEW) / name, in_process / name)
     # qa already batched and completed it.
     batch = swarm.box("qa", Box.COMPLETED) / "batch_20260101T000000Z_000001"
     batch.mkdir(parents=True)
-    assert delivery.copy_to(handoff, name, "qa", table["qa"])
+    assert copies.copy_to(handoff, name, "qa", table["qa"])
     os.rename(swarm.box("qa", Box.NEW) / name, batch / name)
 
     outcome = delivery.deliver(path, table)
@@ -67,7 +68,7 @@ def test_a_different_file_of_the_same_name_is_never_overwritten(swarm: Project) 
     name = os.path.basename(path)
     squatter = swarm.enqueue("qa", name, {"id": "something-else"}, "theirs\n")
     outcome = delivery.deliver(path, roles(swarm))
-    assert outcome.status == delivery.FAILED and "a different handoff" in outcome.reason
+    assert outcome.status == FAILED and "a different handoff" in outcome.reason
     assert squatter.read_text() == "id: something-else\n\ntheirs\n"
     assert (swarm.box("coder", Box.FAILED) / name).exists()
 
@@ -84,7 +85,7 @@ def test_an_unknown_recipient_fails_the_whole_file_before_any_copy(swarm: Projec
     table = roles(swarm)
     del table["qa"]  # qa left the swarm after the gate accepted the draft
     outcome = delivery.deliver(path, table)
-    assert outcome.status == delivery.FAILED
+    assert outcome.status == FAILED
     assert failed_reason(swarm, "coder", name) == "unknown recipient role 'qa'\n"
     assert swarm.names("cleaner", Box.NEW) == []
     assert swarm.names("coder", Box.SENT) == []
@@ -106,15 +107,14 @@ def test_malformed_and_unreadable_files_fail_with_their_reason(swarm: Project) -
     good = send(swarm, "coder", "qa")
     table = roles(swarm)
     outcomes = {
-        os.path.basename(p): delivery.deliver(p, table).status
-        for p in delivery.pending(str(outbox))
+        os.path.basename(p): delivery.deliver(p, table).status for p in waiting.pending(str(outbox))
     }
     assert outcomes == {
-        os.path.basename(good): delivery.DELIVERED,
-        bad: delivery.FAILED,
-        binary: delivery.FAILED,
-        dangling: delivery.FAILED,
-        noto: delivery.FAILED,
+        os.path.basename(good): DELIVERED,
+        bad: FAILED,
+        binary: FAILED,
+        dangling: FAILED,
+        noto: FAILED,
     }
     assert failed_reason(swarm, "coder", bad) == (
         f"malformed: {outbox / bad}, line 2: expected 'field: value'\n"
@@ -134,7 +134,7 @@ def test_pending_ignores_temporary_and_hidden_files(swarm: Project) -> None:
     (outbox / ".50_y.handoff").write_text("hidden")
     (outbox / "notes.txt").write_text("no")
     (outbox / "dir.handoff").mkdir()
-    assert delivery.pending(str(outbox)) == []
+    assert waiting.pending(str(outbox)) == []
 
 
 def test_publish_never_replaces(tmp_path: Path) -> None:

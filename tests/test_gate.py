@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.handoff import gate, message
+from swarmforge.handoff import draftfile, gate, message, refusal
 from swarmforge.handoff.mailbox import Box
 from tests.support import BIN, Project, git, run_script, script_env
 
@@ -28,8 +28,8 @@ def handoff_ok(project: Project, role: str, text: str) -> tuple[Path, message.Ha
 
 
 def claims(directory: Path) -> list[str]:
-    """Drafts a gate has taken and not let go (gate.CLAIM_SUFFIX)."""
-    return [n for n in os.listdir(directory) if n.endswith(gate.CLAIM_SUFFIX)]
+    """Drafts a gate has taken and not let go (draftfile.CLAIM_SUFFIX)."""
+    return [n for n in os.listdir(directory) if n.endswith(draftfile.CLAIM_SUFFIX)]
 
 
 def errors_of(project: Project, role: str, text: str) -> list[str]:
@@ -322,7 +322,7 @@ def test_a_draft_left_by_a_killed_gate_is_not_sent_again(project: Project) -> No
     # A gate killed after taking the draft leaves it under its claimed name.
     dead = subprocess.Popen(["true"])
     dead.wait()
-    left = project.tree("coder") / f".draft.txt.{dead.pid}{gate.CLAIM_SUFFIX}"
+    left = project.tree("coder") / f".draft.txt.{dead.pid}{draftfile.CLAIM_SUFFIX}"
     left.write_text("type: note\nto: qa\npriority: 50\nmessage: m\n")
     result = run_script("swarm_handoff.sh", project.tree("coder"), "coder", "draft.txt")
     assert (result.returncode, result.stderr) == (
@@ -369,7 +369,7 @@ def test_api_queues_from_a_worktree(project: Project) -> None:
     project.draft("cleaner", "type: note\nto: coder\npriority: 10\nmessage: hi\n", "d")
     path = gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")
     assert os.path.dirname(path) == str(project.box("cleaner", Box.OUTBOX))
-    with pytest.raises(gate.HandoffInvalid) as info:
+    with pytest.raises(refusal.HandoffInvalid) as info:
         project.draft("cleaner", "type: note\n", "d")
         gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")
     assert info.value.exit_code == 2

@@ -23,7 +23,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.daemon.wake import Waker
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import gate, message
+from swarmforge.handoff import fromuser, message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.execrole import RETRIES, ExecRole, item_command
@@ -318,7 +318,7 @@ def _real_agent_loop(repo: Path, agent: str, env: dict[str, str], log: Path) -> 
     placement.write_roles_tsv(root, config, [record])
     rolecommand.write_instructions(root, config)
     # The user's request goes the whole way: send, delivery, then the loop takes it.
-    gate.send(root, "coder", "Add a greeting.\nSay hello in README.")
+    fromuser.send(root, "coder", "Add a greeting.\nSay hello in README.")
     Dispatcher(root, Waker(), LOG).run_once()
     assert len(Mailbox(root).items(Box.NEW)) == 1
     output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import Box, name_problem
+from swarmforge.handoff.mailbox import Box
+from swarmforge.handoff.names import name_problem
 from tests.support import VENV_BIN, Project, run_script
 from tests.support import queue_note as send
 

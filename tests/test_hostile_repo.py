@@ -11,9 +11,12 @@ import pytest
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.daemon.wake import Waker
 from swarmforge.doctor.repository import check_tracked_state
-from swarmforge.handoff import delivery, gate, receive
+from swarmforge.handoff import delivery, gate
+from swarmforge.handoff.done import done_task
 from swarmforge.handoff.mailbox import Box, UnsafeMailbox
+from swarmforge.handoff.outcome import DELIVERED, FAILED, HELD
 from swarmforge.handoff.printout import task_text
+from swarmforge.handoff.ready import ready_task
 from tests.support import Project, git
 
 NOTE = "type: note\nto: {to}\npriority: 50\nmessage: hello\n"
@@ -58,7 +61,7 @@ def test_a_linked_inbox_is_refused_for_that_role_only(
     send(project, "coder", "cleaner,qa")
     daemon = make_daemon(project)
     (outcome,) = daemon.run_once()
-    assert outcome.status == delivery.HELD and outcome.copied == ["qa"]
+    assert outcome.status == HELD and outcome.copied == ["qa"]
     assert str(link) in outcome.reason and "symbolic link" in outcome.reason
     assert files_in(target) == []
     assert len(project.names("qa", Box.NEW)) == 1
@@ -66,13 +69,13 @@ def test_a_linked_inbox_is_refused_for_that_role_only(
     assert len(project.mailbox("coder").items(Box.OUTBOX)) == 1
     assert project.names("coder", Box.FAILED) == []
     with pytest.raises(UnsafeMailbox, match="UNSAFE_MAILBOX") as refused:
-        receive.ready_task(project.mailbox("cleaner"))
+        ready_task(project.mailbox("cleaner"))
     assert str(link) in refused.value.message
     assert files_in(target) == []
     # Repaired, the next pass delivers the missing copy once.
     link.unlink()
     (outcome,) = daemon.run_once()
-    assert outcome.status == delivery.DELIVERED and outcome.copied == ["cleaner"]
+    assert outcome.status == DELIVERED and outcome.copied == ["cleaner"]
     assert len(project.names("qa", Box.NEW)) == 1
 
 
@@ -87,9 +90,9 @@ def test_a_link_never_deletes_queued_items(project: Project, tmp_path: Path) -> 
     inbox.rename(tmp_path / "kept-inbox")
     inbox.symlink_to(target, target_is_directory=True)
     with pytest.raises(UnsafeMailbox):
-        receive.ready_task(project.mailbox("cleaner"))
+        ready_task(project.mailbox("cleaner"))
     with pytest.raises(UnsafeMailbox):
-        receive.done_task(project.mailbox("cleaner"))
+        done_task(project.mailbox("cleaner"))
     make_daemon(project).run_once()
     assert files_in(target) == []
     assert (tmp_path / "kept-inbox" / "new" / queued.name).is_file()
@@ -131,7 +134,7 @@ def test_the_daemon_leaves_a_linked_outbox_alone_and_serves_the_others(
     link.symlink_to(target, target_is_directory=True)
     daemon = make_daemon(project)
     (outcome,) = daemon.run_once()
-    assert outcome.status == delivery.DELIVERED and "from_qa_" in outcome.name
+    assert outcome.status == DELIVERED and "from_qa_" in outcome.name
     assert (target / name).exists() and files_in(target) == [name]
     assert all(not p.startswith(str(link)) for p in daemon.outboxes())
     daemon.sweep()
@@ -155,9 +158,9 @@ def test_a_tracked_outbox_file_is_failed_never_delivered(project: Project) -> No
     commit_file(project.tree("coder"), f".swarmforge/handoffs/outbox/{name}", text)
     real = send(project, "coder", "cleaner")
     outcomes = {o.name: o for o in make_daemon(project).run_once()}
-    assert outcomes[name].status == delivery.FAILED
+    assert outcomes[name].status == FAILED
     assert outcomes[name].reason == delivery.TRACKED
-    assert outcomes[os.path.basename(real)].status == delivery.DELIVERED
+    assert outcomes[os.path.basename(real)].status == DELIVERED
     assert project.names("cleaner", Box.NEW) == [os.path.basename(real)]
     failed = project.box("coder", Box.FAILED)
     assert (failed / f"{name}.error").read_text() == delivery.TRACKED + "\n"
@@ -192,8 +195,8 @@ def test_a_commit_carrying_swarm_state_is_flagged_in_the_printout(
     project.draft("coder", draft, "d")
     gate.queue_handoff("d", cwd=str(tree), role="coder")
     (outcome,) = make_daemon(project).run_once()
-    assert outcome.status == delivery.DELIVERED
-    task = receive.ready_task(project.mailbox("cleaner"))
+    assert outcome.status == DELIVERED
+    task = ready_task(project.mailbox("cleaner"))
     assert task is not None
     warning = (
         f"WARNING: commit {commit} contains {state_dir}/, swarmforge's own state, "
@@ -209,5 +212,5 @@ def test_a_commit_without_swarm_state_carries_no_warning(project: Project) -> No
     project.draft("coder", draft, "d")
     gate.queue_handoff("d", cwd=str(project.tree("coder")), role="coder")
     make_daemon(project).run_once()
-    task = receive.ready_task(project.mailbox("cleaner"))
+    task = ready_task(project.mailbox("cleaner"))
     assert task is not None and task.handoff.get("warning") is None

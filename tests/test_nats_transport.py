@@ -17,6 +17,7 @@ from swarmforge.doctor.transport import check_transport
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.handoff.outbox import install
 from tests.natsserver import NatsServer, nats_server, require_nats, running_server
 
 __all__ = ["nats_server"]  # the fixture, used by name
@@ -90,7 +91,7 @@ def test_the_login_comes_from_the_environment_without_a_credentials_file() -> No
 
 def test_every_host_names_the_project_alike_from_the_hub_or_the_project_setting() -> None:
     pytest.importorskip("nats")
-    from swarmforge.net.transport import consumer_name, project_id, subject, token
+    from swarmforge.net.subjects import consumer_name, project_id, subject, token
 
     one = project_id(TransportSettings(url="nats://a", hub="ssh://git@hub/p.git"))
     assert one == project_id(TransportSettings(url="nats://b", hub="ssh://git@hub/p.git/"))
@@ -118,7 +119,8 @@ def transport(nats_server: NatsServer) -> Iterator[object]:
 
 
 def test_the_stream_is_made_once_with_the_expected_config(transport: object) -> None:
-    from swarmforge.net.transport import Transport, config_problems
+    from swarmforge.net.mailstream import config_problems
+    from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
     info = transport.ensure_stream()  # a second time: unchanged
@@ -150,7 +152,8 @@ def test_each_role_takes_only_its_own_mail(transport: object) -> None:
 
 def test_an_unreachable_server_is_one_clear_error() -> None:
     require_nats()
-    from swarmforge.net.transport import Transport, TransportError
+    from swarmforge.net.failure import TransportError
+    from swarmforge.net.transport import Transport
     from tests.natsserver import free_port
 
     client = Transport(f"nats://127.0.0.1:{free_port()}", "proj")
@@ -180,7 +183,7 @@ def outbox_file(root: Path, handoff_id: str = "20260615T140531Z_000001_from_code
         [("id", handoff_id), ("from", "coder"), ("to", "cleaner"), ("type", "note")],
         "please tidy up\n",
     )
-    return Mailbox(str(root / "sender")).install(NAME, handoff)
+    return install(Mailbox(str(root / "sender")), NAME, handoff)
 
 
 def visible(box: Mailbox, where: str) -> list[str]:
@@ -190,14 +193,14 @@ def visible(box: Mailbox, where: str) -> list[str]:
 def test_a_sent_handoff_arrives_as_the_copy_local_delivery_would_make(
     transport: object, tmp_path: Path
 ) -> None:
-    from swarmforge.net import relay
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
-    relay.send(transport, outbox_file(tmp_path), ["cleaner"])
+    outgoing.send(transport, outbox_file(tmp_path), ["cleaner"])
     inbox = Mailbox(str(tmp_path / "cleaner"))
-    got = relay.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
-    assert got == [relay.Received(NAME, relay.DELIVERED)]
+    got = incoming.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
+    assert got == [incoming.Received(NAME, incoming.DELIVERED)]
     assert visible(inbox, Box.NEW) == [NAME]  # no temporary file left beside it
     copy = message.read(inbox.path(Box.NEW, NAME))
     assert copy.get("recipient") == "cleaner" and copy.get("enqueued_at")
@@ -209,7 +212,7 @@ def test_a_sent_handoff_arrives_as_the_copy_local_delivery_would_make(
 def test_a_message_redelivered_after_a_lost_ack_leaves_one_copy(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    from swarmforge.net import relay
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     inbox = Mailbox(str(tmp_path / "cleaner"))
@@ -217,17 +220,17 @@ def test_a_message_redelivered_after_a_lost_ack_leaves_one_copy(
         client.ensure_stream()
         consumer = client.consumer("cleaner", ack_wait=0.5)
         path = outbox_file(tmp_path)
-        relay.send(client, path, ["cleaner"])
-        relay.send(client, path, ["cleaner"])  # a sender that died before archiving
+        outgoing.send(client, path, ["cleaner"])
+        outgoing.send(client, path, ["cleaner"])  # a sender that died before archiving
         # A receiver that wrote the copy and died before its ack.
         [first] = consumer.fetch(10, 0.5)
-        assert relay.store("cleaner", inbox.worktree, first).status == relay.DELIVERED
+        assert incoming.store("cleaner", inbox.worktree, first).status == incoming.DELIVERED
         # The server offers it again once ack_wait has passed: later on a loaded machine.
-        got: list[relay.Received] = []
+        got: list[incoming.Received] = []
         deadline = time.monotonic() + 15
         while not got and time.monotonic() < deadline:
-            got = relay.receive(consumer, inbox.worktree, timeout=1.0)
-        assert got == [relay.Received(NAME, relay.DUPLICATE)]
+            got = incoming.receive(consumer, inbox.worktree, timeout=1.0)
+        assert got == [incoming.Received(NAME, incoming.DUPLICATE)]
         assert consumer.fetch(10, 0.7) == []  # acknowledged this time
     assert visible(inbox, Box.NEW) == [NAME]
 
@@ -235,19 +238,19 @@ def test_a_message_redelivered_after_a_lost_ack_leaves_one_copy(
 def test_a_copy_already_taken_by_its_role_is_not_made_again(
     transport: object, tmp_path: Path
 ) -> None:
-    from swarmforge.net import relay
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
     inbox = Mailbox(str(tmp_path / "cleaner"))
     path = outbox_file(tmp_path)
-    relay.send(transport, path, ["cleaner"])
+    outgoing.send(transport, path, ["cleaner"])
     consumer = transport.consumer("cleaner")
-    relay.receive(consumer, inbox.worktree, timeout=0.5)
+    incoming.receive(consumer, inbox.worktree, timeout=0.5)
     inbox.ensure(Box.COMPLETED)
     os.rename(inbox.path(Box.NEW, NAME), inbox.path(Box.COMPLETED, NAME))
-    transport.publish("cleaner", "again:cleaner", fsread(path), {relay.NAME_HEADER: NAME})
-    assert relay.receive(consumer, inbox.worktree, timeout=0.5)[0].status == relay.DUPLICATE
+    transport.publish("cleaner", "again:cleaner", fsread(path), {outgoing.NAME_HEADER: NAME})
+    assert incoming.receive(consumer, inbox.worktree, timeout=0.5)[0].status == incoming.DUPLICATE
     assert visible(inbox, Box.NEW) == []
 
 
@@ -259,31 +262,31 @@ def fsread(path: str) -> bytes:
 def test_a_different_handoff_under_a_taken_name_goes_to_failed(
     transport: object, tmp_path: Path
 ) -> None:
-    from swarmforge.net import relay
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
     inbox = Mailbox(str(tmp_path / "cleaner"))
     consumer = transport.consumer("cleaner")
-    relay.send(transport, outbox_file(tmp_path), ["cleaner"])
-    relay.receive(consumer, inbox.worktree, timeout=0.5)
+    outgoing.send(transport, outbox_file(tmp_path), ["cleaner"])
+    incoming.receive(consumer, inbox.worktree, timeout=0.5)
     other = outbox_file(tmp_path / "elsewhere", "20260615T140531Z_000001_from_other")
-    relay.send(transport, other, ["cleaner"])
-    [result] = relay.receive(consumer, inbox.worktree, timeout=0.5)
-    assert result.status == relay.FAILED and "a different handoff" in result.reason
+    outgoing.send(transport, other, ["cleaner"])
+    [result] = incoming.receive(consumer, inbox.worktree, timeout=0.5)
+    assert result.status == incoming.FAILED and "a different handoff" in result.reason
     assert visible(inbox, Box.FAILED) == [NAME, NAME + ".error"]
     assert visible(inbox, Box.OUTBOX_TMP) == []
 
 
 def test_mail_without_a_handoff_file_name_is_set_aside(transport: object, tmp_path: Path) -> None:
-    from swarmforge.net import relay
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
     inbox = Mailbox(str(tmp_path / "cleaner"))
-    transport.publish("cleaner", "odd:cleaner", b"id: x\n\nbody", {relay.NAME_HEADER: "../x"})
-    [result] = relay.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
-    assert result.status == relay.FAILED and result.name.startswith("unnamed_")
+    transport.publish("cleaner", "odd:cleaner", b"id: x\n\nbody", {outgoing.NAME_HEADER: "../x"})
+    [result] = incoming.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
+    assert result.status == incoming.FAILED and result.name.startswith("unnamed_")
     assert os.path.exists(inbox.path(Box.FAILED, result.name))
 
 
@@ -304,7 +307,8 @@ def test_doctor_says_nothing_of_a_transport_that_is_not_set(tmp_path: Path) -> N
 def test_doctor_finds_the_server_its_jetstream_and_the_stream(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
-    from swarmforge.net.transport import Transport, project_id
+    from swarmforge.net.subjects import project_id
+    from swarmforge.net.transport import Transport
 
     root = project_with(tmp_path, transport_toml(nats_server.url))
     check = check_transport(root, {})

@@ -88,7 +88,8 @@ def test_a_git_handoff_waits_while_the_hub_cannot_be_reached(
 ) -> None:
     from swarmforge.handoff import message
     from swarmforge.handoff.mailbox import Box, Mailbox
-    from swarmforge.net import relay
+    from swarmforge.handoff.outbox import install
+    from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
     sender, hub_dir, receiver = clones
@@ -105,16 +106,16 @@ def test_a_git_handoff_waits_while_the_hub_cannot_be_reached(
         ],
         f"merge_and_process coder {short}\n",
     )
-    path = Mailbox(str(sender)).install(name, handoff)
+    path = install(Mailbox(str(sender)), name, handoff)
     with Transport(nats_server.url, "p") as client:
         client.ensure_stream()
-        relay.send(client, path, ["cleaner"], hub=str(hub_dir))
+        outgoing.send(client, path, ["cleaner"], hub=str(hub_dir))
         consumer = client.consumer("cleaner")
         [msg] = consumer.fetch(1, 1.0)
-        held = relay.store("cleaner", str(receiver), msg, str(tmp_path / "gone.git"))
-        assert held.status == relay.HELD and "cannot" in held.reason
+        held = incoming.store("cleaner", str(receiver), msg, str(tmp_path / "gone.git"))
+        assert held.status == incoming.HELD and "cannot" in held.reason
         assert not Path(Mailbox(str(receiver)).path(Box.NEW, name)).exists()
-        got = relay.store("cleaner", str(receiver), msg, str(hub_dir))
-        assert got.status == relay.DELIVERED
+        got = incoming.store("cleaner", str(receiver), msg, str(hub_dir))
+        assert got.status == incoming.DELIVERED
         copy = message.read(Mailbox(str(receiver)).path(Box.NEW, name))
         assert copy.get("merge_check") == "clean"

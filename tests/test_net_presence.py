@@ -110,9 +110,9 @@ def test_live_hosts_lease_their_ports_to_no_one_else(transport: Any, other: Any)
 
 
 def test_the_servers_clock_is_read_from_a_stored_probe(transport: Any) -> None:
-    from swarmforge.net import presence
+    from swarmforge.net import serverclock
 
-    clock = presence.server_clock(transport)
+    clock = serverclock.server_clock(transport)
     assert clock.uncertainty >= 0
     check = check_clock(clock)
     assert check.status == "ok", check  # the server runs on this machine, on its clock
@@ -240,7 +240,7 @@ def test_doctor_checks_hosts_clocks_and_consumers(
 ) -> None:
     from nats.js import api
 
-    from swarmforge.net.transport import consumer_name, stream_name, subject
+    from swarmforge.net.subjects import consumer_name, stream_name, subject
 
     hub = tmp_path / "hub.git"
     git(tmp_path, "clone", "-q", "--bare", str(project.root), str(hub))

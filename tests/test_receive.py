@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.handoff import message, receive
+from swarmforge.errors import SwarmforgeError
+from swarmforge.handoff import message
+from swarmforge.handoff.done import done_task
 from swarmforge.handoff.mailbox import Box
+from swarmforge.handoff.ready import ready_task
 from tests.support import VENV_BIN, Project, run_script, script_env
 
 
@@ -339,14 +342,14 @@ def test_main_checkout_role_and_json(repo: Path) -> None:
 
 def test_api_refusals_carry_exit_codes(project: Project) -> None:
     box = project.mailbox("cleaner")
-    assert receive.ready_task(box) is None
-    with pytest.raises(receive.SwarmforgeError) as info:
-        receive.done_task(box)
+    assert ready_task(box) is None
+    with pytest.raises(SwarmforgeError) as info:
+        done_task(box)
     assert (info.value.exit_code, info.value.message) == (1, "NO_CURRENT_TASK")
     note(project, "cleaner", "50_a.handoff")
-    task = receive.ready_task(box)
+    task = ready_task(box)
     assert task is not None and task.handoff.get("dequeued_at")
-    assert receive.done_task(box) == [str(project.box("cleaner", Box.COMPLETED) / "50_a.handoff")]
+    assert done_task(box) == [str(project.box("cleaner", Box.COMPLETED) / "50_a.handoff")]
 
 
 def test_an_empty_batch_left_by_a_killed_ready_is_cleared_not_a_wedge(project: Project) -> None:

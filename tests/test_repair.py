@@ -13,9 +13,11 @@ import pytest
 
 from swarmforge import events, fsutil, times
 from swarmforge.config import sessionrecord
-from swarmforge.handoff import draft, receive
-from swarmforge.handoff import mailbox as mb
+from swarmforge.handoff import drafttext, message
+from swarmforge.handoff.done import done_task
 from swarmforge.handoff.mailbox import Box
+from swarmforge.handoff.processing import annotate
+from swarmforge.handoff.ready import ready_batch, ready_task
 from swarmforge.swarm.repair import repair, stamped
 from tests.support import Project, make_swarm, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
@@ -36,10 +38,10 @@ def take(project: Project, role: str) -> list[Path]:
     """Take the next task or batch of `role` as `ready` does; the items now in process."""
     box = project.mailbox(role)
     if project.roles[role] == "batch":
-        batch = receive.ready_batch(box)
+        batch = ready_batch(box)
         assert batch is not None
         return [Path(t.path) for t in batch.items]
-    task = receive.ready_task(box)
+    task = ready_task(box)
     assert task is not None
     return [Path(task.path)]
 
@@ -145,7 +147,7 @@ def test_a_half_done_batch_returns_only_its_unfinished_items(project: Project) -
     batch = items[0].parent
     originals = {p.name: p.read_bytes() for p in items}
     # A `done` killed while it stamped the batch: the first item is finished, the rest not.
-    mb.annotate(str(items[0]), [("completed_at", times.stamp())])
+    annotate(str(items[0]), [("completed_at", times.stamp())])
 
     report = repair(str(project.root))
 
@@ -177,7 +179,7 @@ def test_a_repair_killed_after_its_copy_is_finished_without_a_second(project: Pr
     [held] = take(project, "cleaner")
     copy = project.box("cleaner", Box.NEW) / held.name
     # What a repair killed between writing the copy and removing the original leaves.
-    copy.write_bytes(stamped(mb.message.read(str(held))).render())
+    copy.write_bytes(stamped(message.read(str(held))).render())
     made = copy.read_bytes()
 
     dry = repair(str(project.root), dry_run=True)
@@ -222,7 +224,7 @@ def test_an_item_its_role_finishes_during_the_repair_is_not_doubled(
 
     def then_done(tmp: str, path: str) -> bool:
         made = publish(tmp, path)
-        receive.done_task(project.mailbox("cleaner"))  # the role finishes it at that instant
+        done_task(project.mailbox("cleaner"))  # the role finishes it at that instant
         return made
 
     monkeypatch.setattr(fsutil, "publish", then_done)
@@ -277,7 +279,7 @@ def test_work_of_a_live_agent_is_left_alone_unless_older_than_asked(alive: Proje
     [old] = take(alive, "coder")
     [new] = take(alive, "cleaner")
     hours_ago = times.stamp(time.time() - 2 * 3600)
-    mb.annotate(str(old), [("dequeued_at", hours_ago)])
+    annotate(str(old), [("dequeued_at", hours_ago)])
     before = listing(alive.root)
 
     assert repair(str(alive.root)).repairs == []
@@ -357,7 +359,7 @@ def test_a_bad_age_is_one_clear_error(project: Project, value: str) -> None:
 @pytest.mark.parametrize("field", ["requeued_at", "requeue_count"])
 def test_senders_cannot_forge_the_repair_headers(field: str) -> None:
     text = f"type: note\nto: cleaner\npriority: 50\nmessage: hi\n{field}: 1\n"
-    valid, errors = draft.validate(text.encode(), frozenset({"cleaner"}), lambda c: (c, None))
+    valid, errors = drafttext.validate(text.encode(), frozenset({"cleaner"}), lambda c: (c, None))
     assert valid is None
     assert errors == [f"Line 5: header '{field}' is reserved and must not be written by agents."]
 

@@ -416,12 +416,13 @@ def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> N
         runner.start()
         retry_until(lambda: heard.exists() and WAKE_LINE in heard.read_text())
         # Act as the agent would on hearing it: take the task and complete it.
-        from swarmforge.handoff import receive
+        from swarmforge.handoff.done import done_task
         from swarmforge.handoff.mailbox import Mailbox
+        from swarmforge.handoff.ready import ready_task
 
         box = Mailbox(record.roles[0].path)
-        assert receive.ready_task(box) is not None
-        receive.done_task(box)
+        assert ready_task(box) is not None
+        done_task(box)
         runner.join(timeout=30)
         assert not runner.is_alive()
     finally:

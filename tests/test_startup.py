@@ -127,7 +127,7 @@ def test_the_helpers_import_only_their_listed_modules_and_cheap_standard_ones(
         seen |= modules
     added = seen - bare
     ours = {m for m in added if m == "swarmforge" or m.startswith("swarmforge.")}
-    assert {"swarmforge.handoff.gate", "swarmforge.handoff.receive"} <= ours  # the path ran
+    assert {"swarmforge.handoff.gate", "swarmforge.handoff.ready"} <= ours  # the path ran
     heavy = {m for m in added if m.partition(".")[0] in HEAVY}
     assert not heavy, f"the helpers' start-up path imports {sorted(heavy)}"
     assert added - ours <= STDLIB, f"new on the helpers' path: {sorted(added - ours - STDLIB)}"

@@ -41,29 +41,29 @@ def _options(args: list[str]) -> tuple[str | None, bool]:
 
 
 def _handoff(args: list[str], cwd: str, out: list[str]) -> None:
-    from swarmforge.handoff import gate
+    from swarmforge.handoff import gate, refusal
 
     if len(args) != 1:
-        raise SwarmforgeError(gate.USAGE)
+        raise SwarmforgeError(refusal.USAGE)
     path = gate.queue_handoff(args[0], cwd=cwd, role=os.environ.get("SWARMFORGE_ROLE", ""))
     out.append(f"HANDOFF QUEUED: {path}\n")
 
 
 def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
     from swarmforge.cli.common import emit
-    from swarmforge.handoff import receive
+    from swarmforge.handoff import done, ready, receivemode, unreadable
     from swarmforge.handoff.mailbox import Mailbox
 
     mode, as_json = _options(args)
     if mode is None:
-        mode = receive.receive_mode(cwd, os.environ.get("SWARMFORGE_ROLE", ""))
+        mode = receivemode.receive_mode(cwd, os.environ.get("SWARMFORGE_ROLE", ""))
     box = Mailbox(cwd)
     report: dict[str, object] = {"mode": mode}
     if command == "done":
         if mode == "task":
-            completed = receive.done_task(box)
+            completed = done.done_task(box)
         else:
-            completed, batch_dir = receive.done_batch(box)
+            completed, batch_dir = done.done_batch(box)
             report["completed_batch"] = batch_dir
         report["completed"] = completed
         if not as_json:
@@ -71,10 +71,10 @@ def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
             if mode == "batch":
                 out.append(f"COMPLETED_BATCH: {batch_dir}\n")
             _flush(out)  # what is done stays reported even if taking the next item fails
-    aside: list[receive.SetAside] = []
+    aside: list[unreadable.SetAside] = []
     try:
         work: Task | Batch | None = (
-            receive.ready_task(box, aside) if mode == "task" else receive.ready_batch(box, aside)
+            ready.ready_task(box, aside) if mode == "task" else ready.ready_batch(box, aside)
         )
     finally:
         if aside and not as_json:

@@ -58,10 +58,10 @@ def _text(arg: str) -> str:
 
 def _send(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.handoff import gate
+    from swarmforge.handoff import fromuser
 
     root = project_root(ns.project)
-    path, handoff = gate.send(
+    path, handoff = fromuser.send(
         root,
         ns.role,
         _text(ns.text),

@@ -84,7 +84,7 @@ def _options(ns: argparse.Namespace) -> tuple[TransportSettings, str | None]:
     from pydantic import ValidationError
 
     from swarmforge.config.settings import TransportSettings
-    from swarmforge.net.transport import project_id
+    from swarmforge.net.subjects import project_id
 
     found, root = _settings(ns)
     url = ns.nats or (found.url if found else None)

@@ -237,7 +237,7 @@ class TransportSettings(BaseModel):
     credentials: str | None = None
     hub: str | None = None  # a git URL or path every host can reach
     # What names the project on the server; by default a hash of `hub` (see
-    # swarmforge/net/transport.py), which every host shares while its paths differ.
+    # swarmforge/net/subjects.py), which every host shares while its paths differ.
     project: str | None = None
 
     @field_validator("url")

@@ -3,11 +3,11 @@
 The daemon stays one plain loop of file operations. What crosses hosts is here:
 
 - `send` (delivery.Remote): an outbox item for roles another host runs is published
-  through relay.send, after its commit went to the hub; the daemon archives the
+  through outgoing.send, after its commit went to the hub; the daemon archives the
   original only once this returned.
 - Mail in: one pull loop per role this host runs, on the transport's event loop
   thread, puts each message it fetches on a queue and wakes the daemon; `take`, on
-  the daemon's thread, writes each as the role's copy (relay.store) and acknowledges
+  the daemon's thread, writes each as the role's copy (incoming.store) and acknowledges
   it only then. All file work stays on the daemon's thread, beside local delivery.
 - `beat`: this host's heartbeat in the key-value store (presence.py), every few seconds.
 
@@ -32,8 +32,10 @@ from nats.errors import TimeoutError as NatsTimeout
 from swarmforge.config.settings import TransportSettings
 from swarmforge.daemon import heartbeat
 from swarmforge.handoff import message
-from swarmforge.net import presence, relay
-from swarmforge.net.transport import Message, Transport, TransportError
+from swarmforge.net import incoming, outgoing, presence
+from swarmforge.net.consumer import Message
+from swarmforge.net.failure import TransportError
+from swarmforge.net.transport import Transport
 from swarmforge.roletable import RoleEntry
 from swarmforge.waiting import wait_until
 
@@ -140,7 +142,7 @@ class Crossing:
         if not self.ready():
             why = "reconnecting" if self.connected else self._said or "not connected yet"
             raise TransportError(f"mail cannot cross hosts now: {why} ({self.transport.url})")
-        relay.send(self.transport, path, recipients, hub=self.hub, handoff=handoff)
+        outgoing.send(self.transport, path, recipients, hub=self.hub, handoff=handoff)
 
     # -- mail in ------------------------------------------------------------------------
 
@@ -181,14 +183,14 @@ class Crossing:
                     said = text
                 await asyncio.sleep(1.0)
 
-    def take(self) -> list[tuple[str, relay.Received]]:
+    def take(self) -> list[tuple[str, incoming.Received]]:
         """Write every message fetched so far into its role's inbox; (role, what became of it).
 
         A message is acknowledged once its copy is durable; one that could not be kept
         (an unsafe mailbox, a hub that did not answer) comes again a little later. A
         lost acknowledgement only means the message comes again, and finds its copy.
         """
-        done: list[tuple[str, relay.Received]] = []
+        done: list[tuple[str, incoming.Received]] = []
         while True:
             try:
                 role, msg = self._mail.get_nowait()
@@ -197,9 +199,9 @@ class Crossing:
             entry = self._local.get(role)
             if entry is None:
                 continue  # the role left this host: its mail comes again to whoever runs it
-            result = relay.store(role, entry.path, msg, self.hub)
+            result = incoming.store(role, entry.path, msg, self.hub)
             try:
-                if result.status == relay.HELD:
+                if result.status == incoming.HELD:
                     msg.nak(HELD_DELAY)
                 else:
                     msg.ack()

@@ -18,8 +18,9 @@ from swarmforge import events, fsutil, locks, proc, roletable
 from swarmforge.daemon.wake import Waker
 from swarmforge.daemon.wakeups import Doorbell, Wakeups
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import delivery, message
+from swarmforge.handoff import delivery, message, waiting
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
+from swarmforge.handoff.outcome import DELIVERED, FAILED, HELD, Outcome
 from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
 from swarmforge.text import shown
 
@@ -213,13 +214,13 @@ class Dispatcher:
                 if self.unsafe.get(box.root) != problem.message:
                     self.log.error("leaving the outbox of %s alone: %s", box.worktree, problem)
                 continue
-            found = delivery.pending(os.path.realpath(box.path(Box.OUTBOX)))
-            tracked = delivery.tracked(box.worktree) if found else set()
+            found = waiting.pending(os.path.realpath(box.path(Box.OUTBOX)))
+            tracked = waiting.tracked(box.worktree) if found else set()
             files += [(path, os.path.basename(path) in tracked) for path in found]
         self.unsafe = unsafe
         return sorted(files, key=lambda item: os.path.basename(item[0]))
 
-    def run_once(self) -> list[delivery.Outcome]:
+    def run_once(self) -> list[Outcome]:
         """One pass: take in mail from other hosts, deliver every finished outbox file in
         name order, then wake recipients."""
         self.load_roles()
@@ -236,7 +237,7 @@ class Dispatcher:
                 self._stuck(path, str(exc))
                 continue
             self._record(outcome)
-            if outcome.status == delivery.HELD:
+            if outcome.status == HELD:
                 self._stuck(path, outcome.reason)
             else:
                 self.stuck.pop(path, None)
@@ -280,19 +281,19 @@ class Dispatcher:
             self.log.warning("events are not recorded: %s", exc)
             self._dropping = str(exc)
 
-    def _record(self, outcome: delivery.Outcome) -> None:
+    def _record(self, outcome: Outcome) -> None:
         sender = {"from": outcome.sender} if outcome.sender else {}
-        if outcome.status == delivery.FAILED:
+        if outcome.status == FAILED:
             self.log.error("failed %s: %s", shown(outcome.name), outcome.reason)
             failed = {"name": outcome.name, **sender, "reason": outcome.reason}
             self.events.emit("handoff-failed", failed)
-        elif outcome.status == delivery.DELIVERED:
+        elif outcome.status == DELIVERED:
             self.log.info(
                 "delivered %s to %s",
                 outcome.name,
                 ",".join(outcome.copied) or "(every copy was already there)",
             )
-        elif outcome.status == delivery.HELD and outcome.copied:
+        elif outcome.status == HELD and outcome.copied:
             self.log.info("delivered %s to %s only", outcome.name, ",".join(outcome.copied))
         for role in outcome.published:
             host = self.remote.get(role) or "the first host"

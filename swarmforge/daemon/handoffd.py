@@ -19,7 +19,7 @@ from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
 from swarmforge.daemon.wake import Waker
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import delivery
+from swarmforge.handoff import waiting
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.locks import FileLock, HeldMarker, is_held, remove_unless_held
 from swarmforge.waiting import wait_until
@@ -347,7 +347,7 @@ def status(root: str) -> DaemonStatus:
     for name, entry in roles.items():
         box = Mailbox(entry.path)
         failed = [n for n in _names(box.path(Box.FAILED)) if n.endswith(".error")]
-        boxes.append(RoleMail(name, len(delivery.pending(box.path(Box.OUTBOX))), len(failed)))
+        boxes.append(RoleMail(name, len(waiting.pending(box.path(Box.OUTBOX))), len(failed)))
     return DaemonStatus(root, running_pid(paths), paths.pid, paths.log, boxes)
 
 

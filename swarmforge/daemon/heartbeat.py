@@ -8,7 +8,7 @@ import time
 from swarmforge.agents import lifecycle, staterecord
 from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile
-from swarmforge.net.presence import HostBeat, RoleBeat, wire_name
+from swarmforge.net.beats import HostBeat, RoleBeat, wire_name
 
 
 def local_beat(root: str, pid: int) -> HostBeat | None:

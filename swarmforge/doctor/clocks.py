@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from swarmforge.doctor.check import Check, Status
 
 if TYPE_CHECKING:
-    from swarmforge.net.presence import HostSeen, ServerClock
+    from swarmforge.net.presence import HostSeen
+    from swarmforge.net.serverclock import ServerClock
 
 SKEW_WARN = 2.0  # seconds between two clocks that are worth a warning
 SKEW_FAIL = 30.0

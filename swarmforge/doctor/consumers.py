@@ -21,7 +21,7 @@ def check_consumers(client: Transport, record: SessionRecord | None) -> Check:
     from nats.js import api
     from nats.js.errors import NotFoundError
 
-    from swarmforge.net.transport import consumer_name, stream_name, subject
+    from swarmforge.net.subjects import consumer_name, stream_name, subject
 
     if record is None or not record.roles:
         return Check("consumers", "ok", "no roles run on this host")

@@ -16,7 +16,7 @@ def check_hosts(
     seen: list[HostSeen], expected: dict[str, str], mine: str, record: SessionRecord | None
 ) -> list[Check]:
     """Each known host beats (warn for one that stopped, or never started)."""
-    from swarmforge.net.presence import wire_name
+    from swarmforge.net.beats import wire_name
     from swarmforge.times import duration, stamp
 
     checks = []

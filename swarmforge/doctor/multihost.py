@@ -35,8 +35,9 @@ def host_checks(root: str, env: Mapping[str, str] | None = None) -> list[Check]:
         return []
     checks = [check_hub(root, found.transport)]
     try:
-        from swarmforge.net import presence
-        from swarmforge.net.transport import Transport, TransportError
+        from swarmforge.net import presence, serverclock
+        from swarmforge.net.failure import TransportError
+        from swarmforge.net.transport import Transport
     except ImportError:
         return checks  # the transport check says how to install it
     try:
@@ -46,7 +47,7 @@ def host_checks(root: str, env: Mapping[str, str] | None = None) -> list[Check]:
     client = Transport.from_settings(found.transport, root, env)
     try:
         client.connect(CONNECT_TIMEOUT)
-        clock = presence.server_clock(client)
+        clock = serverclock.server_clock(client)
         seen = presence.hosts(client, clock=clock)
         checks.append(check_clock(clock))
         checks.append(check_host_clocks(seen, _my_key(record)))
@@ -60,7 +61,7 @@ def host_checks(root: str, env: Mapping[str, str] | None = None) -> list[Check]:
 
 
 def _my_key(record: SessionRecord | None) -> str:
-    from swarmforge.net.presence import host_key
+    from swarmforge.net.beats import host_key
 
     return host_key(record.host if record else None)
 
@@ -68,7 +69,7 @@ def _my_key(record: SessionRecord | None) -> str:
 def _expected(found: Settings, record: SessionRecord | None) -> dict[str, str]:
     """The hosts the swarm names (settings and session record), key to name; the host that
     runs `up` without --host is always one of them."""
-    from swarmforge.net.presence import host_key
+    from swarmforge.net.beats import host_key
 
     names = {host_key(None): ""}
     names |= {host_key(r.host): r.host for r in found.roles.values() if r.host is not None}

@@ -24,7 +24,8 @@ def check_transport(root: str, env: Mapping[str, str] | None = None) -> Check | 
     if transport is None:
         return None
     try:
-        from swarmforge.net.transport import Transport, TransportError
+        from swarmforge.net.failure import TransportError
+        from swarmforge.net.transport import Transport
     except ImportError:
         fix = "install the nats extra: pip install 'swarmforge[nats]'"
         return Check("transport", "FAIL", "[transport] is set but nats-py is missing", fix)
@@ -41,7 +42,8 @@ def check_transport(root: str, env: Mapping[str, str] | None = None) -> Check | 
 
 def _transport_state(client: Transport) -> Check:
     """What the connected server holds for the project."""
-    from swarmforge.net.transport import config_problems, stream_name
+    from swarmforge.net.mailstream import config_problems
+    from swarmforge.net.subjects import stream_name
 
     name = stream_name(client.project)
     if not client.jetstream_enabled():

@@ -1,4 +1,5 @@
-"""The exact text the receive helpers print for a task, a batch, or a completion."""
+"""The exact text the receive helpers print for a task, a batch, or a completion, and the
+path lists of their refusals."""
 
 from __future__ import annotations
 
@@ -86,3 +87,7 @@ def batch_text(batch: Batch) -> str:
     for index, item in enumerate(batch.items, start=1):
         parts.append(f"\nBATCH_ITEM: {index}\n{task_text(item)}")
     return "".join(parts)
+
+
+def listing(paths: list[str]) -> tuple[str, ...]:
+    return tuple(f"- {p}" for p in paths)

@@ -5,8 +5,7 @@ Each host's delivery daemon puts a `HostBeat` every BEAT_EVERY seconds under the
 key in the project's bucket (history 1: only the last beat of each host is kept). A
 reader judges a host by the time the server stored its last beat, compared with the
 server's clock, never with the sender's: hosts whose clocks disagree still see each
-other's ages right. The reader learns the server's clock by storing a probe and reading
-back the time the server gave it (`server_clock`).
+other's ages right (serverclock.py).
 
 A host that stopped beating keeps its last beat in the bucket and is shown as
 unreachable, with the time of that beat, for as long as the bucket lives: a host that
@@ -16,54 +15,18 @@ went away is something to see, not to hide.
 from __future__ import annotations
 
 import datetime
-import socket
-import time
 from dataclasses import dataclass
 
-from nats.js import api
-from nats.js.errors import BucketNotFoundError, NotFoundError
-from nats.js.kv import KeyValue
-from pydantic import BaseModel, ConfigDict, ValidationError
+from nats.js.errors import NotFoundError
+from pydantic import ValidationError
 
-from swarmforge.net.transport import Transport, TransportError, token
+from swarmforge.net.beats import HostBeat, host_key
+from swarmforge.net.bucket import bucket_name, open_bucket
+from swarmforge.net.serverclock import PROBE_PREFIX, ServerClock, server_clock
+from swarmforge.net.transport import Transport
 
 BEAT_EVERY = 5.0  # seconds between two beats of a host's daemon
 REACHABLE_WITHIN = 15.0  # a host whose last beat is older than this is unreachable
-PRIMARY_KEY = "primary"  # the host that runs `up` without --host
-HOST_PREFIX = "host."
-PROBE_PREFIX = "probe."
-
-
-class RoleBeat(BaseModel):
-    """One role as its host reports it."""
-
-    model_config = ConfigDict(extra="ignore")  # a newer host may say more
-
-    name: str
-    branch: str
-    port: int
-    agent: str | None = None  # the agent's state (working, waiting, ...), if recorded
-    process: str | None = None  # running, exited or stopped, if recorded
-
-
-class HostBeat(BaseModel):
-    """What one host says of itself every few seconds."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    host: str  # its name on the wire: `up --host NAME`, or the machine's name
-    primary: bool  # the host that runs `up` without --host ("" in another's session record)
-    machine: str  # socket.gethostname()
-    pid: int | None  # its delivery daemon
-    sent_at: float  # the sender's wall clock, seconds since the epoch
-    run_id: str
-    run_state: str
-    roles: list[RoleBeat]
-
-    @property
-    def key(self) -> str:
-        """The key of this host in the bucket."""
-        return host_key(None if self.primary else self.host)
 
 
 @dataclass(frozen=True)
@@ -81,74 +44,14 @@ class HostSeen:
         return self.received_at - self.beat.sent_at
 
 
-@dataclass(frozen=True)
-class ServerClock:
-    """The server's clock against ours: server time = local time + `offset`."""
-
-    offset: float
-    uncertainty: float  # half the round trip of the probe
-
-    def now(self, local: float | None = None) -> float:
-        """The server's time now (or at local time `local`)."""
-        return (time.time() if local is None else local) + self.offset
-
-
-def bucket_name(project: str) -> str:
-    """The project's bucket of heartbeats."""
-    return f"swarmforge-{project}-hosts"
-
-
-def host_key(host: str | None) -> str:
-    """The key of host `host` (None: the host that runs `up` without --host)."""
-    return PRIMARY_KEY if host is None else HOST_PREFIX + token(host)
-
-
-def wire_name(host: str | None) -> str:
-    """The name a host goes by: its --host name, or for the primary host its machine's."""
-    return socket.gethostname() if host is None else host
-
-
-# -- the bucket -------------------------------------------------------------------------
-
-
-async def _bucket(transport: Transport) -> KeyValue:
-    """The project's bucket, made on first use."""
-    name = bucket_name(transport.project)
-    try:
-        return await transport.js.key_value(name)
-    except BucketNotFoundError:
-        config = api.KeyValueConfig(bucket=name, history=1, storage=api.StorageType.FILE)
-        return await transport.js.create_key_value(config)
-
-
 def beat(transport: Transport, sent: HostBeat) -> None:
     """Put `sent` as its host's last beat; TransportError if the server does not take it."""
 
     async def put() -> None:
-        kv = await _bucket(transport)
+        kv = await open_bucket(transport)
         await kv.put(sent.key, sent.model_dump_json().encode())
 
     transport.call(put(), f"send the heartbeat of {sent.host}")
-
-
-def server_clock(transport: Transport) -> ServerClock:
-    """Measure the server's clock: store a probe, read back when the server stored it."""
-    # One key per machine, overwritten (history 1): probes never make the bucket grow.
-    key = PROBE_PREFIX + token(socket.gethostname())
-
-    async def probe() -> tuple[float, float, datetime.datetime | None]:
-        kv = await _bucket(transport)
-        before = time.time()
-        seq = await kv.put(key, b"")
-        after = time.time()
-        stored = await transport.js.get_msg(f"KV_{bucket_name(transport.project)}", seq=seq)
-        return before, after, stored.time
-
-    before, after, stamp = transport.call(probe(), "read the server's clock")
-    if stamp is None:
-        raise TransportError("cannot read the server's clock: it gave no time for the probe")
-    middle = (before + after) / 2
-    return ServerClock(stamp.timestamp() - middle, (after - before) / 2)
 
 
 def hosts(
@@ -173,7 +76,7 @@ async def _last_beats(transport: Transport) -> list[tuple[HostBeat, float]]:
     directly: no consumer to make, and nothing missed (a arrivals may say it is done
     before the entries it was sent have reached it).
     """
-    await _bucket(transport)
+    await open_bucket(transport)
     stream = f"KV_{bucket_name(transport.project)}"
     prefix = f"$KV.{bucket_name(transport.project)}."
     info = await transport.js.stream_info(stream, subjects_filter=f"{prefix}>")
@@ -214,8 +117,3 @@ def leased_ports(
         if seen.reachable and seen.beat.key != mine
         for role in seen.beat.roles
     }
-
-
-def role_state(role: RoleBeat) -> str:
-    """A role's state in one word: its agent's, else its process's."""
-    return role.agent or role.process or "unknown"

@@ -167,7 +167,7 @@ def make_project(root: str) -> None:
 def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
     from swarmforge import roletable, times
-    from swarmforge.handoff import delivery
+    from swarmforge.handoff import copies
 
     coder = record.role("coder")
     assert coder is not None
@@ -188,7 +188,7 @@ def kick_off(record: sessionrecord.SessionRecord) -> str:
     entry = roletable.RoleEntry(
         ["coder", coder.worktree, coder.path, coder.session, "Coder", coder.agent, coder.mode]
     )
-    delivery.copy_to(handoff, name, "coder", entry)
+    copies.copy_to(handoff, name, "coder", entry)
     return name
 
 

@@ -25,7 +25,7 @@ from swarmforge.config.roster import EXEC, SWARMFORGE_DIR, SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup
-from swarmforge.handoff import gate
+from swarmforge.handoff import fromuser
 from swarmforge.rehearse.director import Director, Played
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.script import Script, check_roles, load_script
@@ -175,7 +175,7 @@ def _play(
         try:
             swarm_session.up(project, backend, stagger=0.0, role_env=env, progress=progress)
             for send in script.send:
-                path, _ = gate.send(project, send.to, send.text, type_=send.type)
+                path, _ = fromuser.send(project, send.to, send.text, type_=send.type)
                 progress(f"sent {os.path.basename(path)}")
             problems += _wait(director, script, project, config, progress)
         finally:

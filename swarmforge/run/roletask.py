@@ -8,8 +8,8 @@ import os
 from swarmforge import roletable, times
 from swarmforge.daemon import wake as notify
 from swarmforge.errors import CorruptFile, SwarmforgeError
-from swarmforge.handoff import delivery, message
-from swarmforge.handoff.draft import summary
+from swarmforge.handoff import copies, message
+from swarmforge.handoff.firstline import summary
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import ROLES_TSV
 from swarmforge.run.levels import Task
@@ -69,7 +69,7 @@ def deliver(
         ],
         f"Re-read your role and constitution.\n\nRun {run_id}, task {task_id}:\n{text}\n",
     )
-    delivery.copy_to(handoff, name, entry.name, entry)
+    copies.copy_to(handoff, name, entry.name, entry)
     if root is not None:
         # A wake-up is a courtesy: headless roles watch their inbox themselves.
         with contextlib.suppress(SwarmforgeError, notify.WakeFailed, OSError):

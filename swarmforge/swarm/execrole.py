@@ -31,10 +31,11 @@ from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import mailbox as mb
-from swarmforge.handoff import receive
+from swarmforge.handoff.done import done_batch, done_task
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
+from swarmforge.handoff.processing import annotate
+from swarmforge.handoff.ready import ready_batch, ready_task
 from swarmforge.swarm import placement, rolecommand
 
 # What to run for one item, given its ready printout.
@@ -79,9 +80,7 @@ class ExecRole:
         self.doorbell.set()
 
     def _take(self) -> Task | Batch | None:
-        return (
-            receive.ready_task(self.box) if self.mode == "task" else receive.ready_batch(self.box)
-        )
+        return ready_task(self.box) if self.mode == "task" else ready_batch(self.box)
 
     def step(self) -> bool:
         """Handle the next item, if any; True if one was handled."""
@@ -101,14 +100,14 @@ class ExecRole:
         if code != 0:
             items = [work] if isinstance(work, Task) else work.items
             for item in items:
-                mb.annotate(item.path, [("outcome", "failed"), ("exit_code", str(code))])
+                annotate(item.path, [("outcome", "failed"), ("exit_code", str(code))])
             self.log.error(
                 "%s: giving up on %s: outcome failed, exit code %d", self.name, _name(work), code
             )
         if isinstance(work, Task):
-            receive.done_task(self.box)
+            done_task(self.box)
         else:
-            receive.done_batch(self.box)
+            done_batch(self.box)
         return True
 
     def _run(self, invocation: Invocation, work: Task | Batch) -> int:

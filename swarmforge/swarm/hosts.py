@@ -48,7 +48,8 @@ def reach(root: str, transport: TransportSettings, host: str | None) -> frozense
     the ports that other live hosts' roles hold. One clear error otherwise."""
     try:
         from swarmforge.net import presence
-        from swarmforge.net.transport import Transport, TransportError
+        from swarmforge.net.failure import TransportError
+        from swarmforge.net.transport import Transport
     except ImportError:
         raise SwarmforgeError(
             f"[transport] is set in {SETTINGS_FILE} but nats-py is missing.",

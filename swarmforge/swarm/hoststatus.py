@@ -101,7 +101,8 @@ def cross_host(
     this_host = socket.gethostname() if record is None or record.host is None else record.host
     try:
         from swarmforge.net import presence
-        from swarmforge.net.transport import Transport, TransportError
+        from swarmforge.net.failure import TransportError
+        from swarmforge.net.transport import Transport
     except ImportError:
         error = "[transport] is set but nats-py is missing (pip install 'swarmforge[nats]')"
         return CrossHost(this_host, [], [], error)
@@ -118,9 +119,9 @@ def cross_host(
 
 def _combine(this_host: str, record: SessionRecord | None, seen: list[HostSeen]) -> CrossHost:
     """The roles and hosts status shows, from the session record and the beats."""
-    from swarmforge.net import presence
+    from swarmforge.net import beats
 
-    mine = presence.host_key(record.host if record else None)
+    mine = beats.host_key(record.host if record else None)
     local = {r.name for r in record.roles} if record else set()
     remote = dict(record.remote) if record else {}
     roles: list[RemoteRole] = []
@@ -133,7 +134,7 @@ def _combine(this_host: str, record: SessionRecord | None, seen: list[HostSeen])
         for role in host.beat.roles:
             if role.name in local:
                 continue  # a beat from before the role moved to this host
-            state = presence.role_state(role) if host.reachable else UNREACHABLE
+            state = beats.role_state(role) if host.reachable else UNREACHABLE
             roles.append(
                 RemoteRole(
                     role.name, host.beat.host, host.reachable, state, role.port, role.branch, age
@@ -144,7 +145,7 @@ def _combine(this_host: str, record: SessionRecord | None, seen: list[HostSeen])
     for name, host_name in remote.items():
         shown = host_name or "(the host without --host)"
         roles.append(RemoteRole(name, shown, False, UNREACHABLE))
-        key = presence.host_key(host_name or None)
+        key = beats.host_key(host_name or None)
         if key not in keys:
             keys.add(key)
             views.append(HostView(shown, False, False, None))

@@ -32,6 +32,7 @@ from swarmforge import events, fsutil, roletable, times
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import mailbox as mb
 from swarmforge.handoff import message
+from swarmforge.handoff.inbox import queue_copy, take_back
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.message import Handoff
 from swarmforge.layout import ROLES_TSV
@@ -295,7 +296,7 @@ class _Fixer:
         target = self.box.path(Box.NEW, name)
         copy = stamped(handoff)
         twin = _twin(target, handoff)
-        if twin is None and not self.dry_run and not self.box.queue_copy(name, copy):
+        if twin is None and not self.dry_run and not queue_copy(self.box, name, copy):
             # Made meanwhile: only a repair running at the same time makes one.
             twin = _twin(target, handoff)
         if twin is False:
@@ -323,7 +324,7 @@ class _Fixer:
         if where is None or where[0] != Box.COMPLETED:
             return done
         problem = f"its role finished it meanwhile: {where[1]}"
-        if not self.box.take_back(target):
+        if not take_back(target):
             problem += f"; the copy made for the queue was taken already: {target}"
         return Repair(done.role, done.file, done.reason, LEFT, where[1], problem=problem)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-from swarmforge.net.transport import REQUEST_TIMEOUT, Transport
+from swarmforge.net.connection import REQUEST_TIMEOUT
+from swarmforge.net.transport import Transport
 
 
 class Puller:

@@ -32,7 +32,8 @@ from pydantic import ValidationError
 
 from swarmforge.config.settings import TransportSettings
 from swarmforge.errors import SwarmforgeError
-from swarmforge.net.transport import Transport, TransportError
+from swarmforge.net.failure import TransportError
+from swarmforge.net.transport import Transport
 from swarmforge.run.external import Ended
 from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.levels import Flight

@@ -7,7 +7,7 @@ spells the set of labels the task requires (`_` for none).
 
 from __future__ import annotations
 
-from swarmforge.net.transport import SUBJECT_ROOT, token
+from swarmforge.net.subjects import SUBJECT_ROOT, token
 
 NO_LABELS = "_"
 

@@ -18,13 +18,10 @@ from nats.js import api
 from nats.js.errors import BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
-from swarmforge.net.transport import (
-    DUPLICATE_WINDOW,
-    MSG_ID_HEADER,
-    REQUEST_TIMEOUT,
-    SUBJECT_ROOT,
-    Transport,
-)
+from swarmforge.net.connection import REQUEST_TIMEOUT
+from swarmforge.net.mailstream import DUPLICATE_WINDOW, MSG_ID_HEADER
+from swarmforge.net.subjects import SUBJECT_ROOT
+from swarmforge.net.transport import Transport
 from swarmforge.run.remote.messages import TaskMessage
 from swarmforge.run.remote.puller import Puller
 from swarmforge.run.remote.results import ResultsBucket

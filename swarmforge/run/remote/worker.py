@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
-from swarmforge.net.transport import TransportError
+from swarmforge.net.failure import TransportError
 from swarmforge.run.remote.checkout import checkout
 from swarmforge.run.remote.clone import Clone
 from swarmforge.run.remote.command import Commands, Stopped

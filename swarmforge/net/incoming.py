@@ -1,21 +1,14 @@
-"""Handoffs to and from roles on other hosts, through the project's JetStream stream.
+"""Handoffs from other hosts: each message taken becomes the recipient's copy here.
 
-Sending: the outbox file's bytes are published once per recipient on another host,
-with the message id `<handoff id>:<recipient>`; only once the server has acknowledged
-every publish may the caller move the original to sent/. A sender killed in between
-publishes again on restart, and the server drops the repeat (same id, within the
-duplicate window).
+Each message becomes the recipient's copy in its `inbox/new/`, exactly as local
+delivery writes it (copies.copy_to: the `recipient` and `enqueued_at` headers, a
+hidden temporary name linked to the final one, flushed to disk), and is acknowledged
+only after that. A message delivered again (its acknowledgement was lost, or the
+receiver died before it) finds its copy already there, in new/, in_process/ or
+completed/, and is acknowledged without a second copy.
 
-Receiving: each message becomes the recipient's copy in its `inbox/new/`, exactly as
-local delivery writes it (delivery.copy_to: the `recipient` and `enqueued_at` headers,
-a hidden temporary name linked to the final one, flushed to disk), and is
-acknowledged only after that. A message delivered again (its acknowledgement was
-lost, or the receiver died before it) finds its copy already there, in new/,
-in_process/ or completed/, and is acknowledged without a second copy.
-
-A `git_handoff`'s commit travels through the hub (hub.py): the sender pushes it before
-the first publish and names its full id in a header; the receiver fetches it before it
-writes the copy, whose merge check is then made against the recipient's branch here,
+A `git_handoff`'s commit comes through the hub (hub.py): the receiver fetches it before
+it writes the copy, whose merge check is then made against the recipient's branch here,
 as local delivery makes it. A hub that cannot be reached holds the message (it comes
 again) rather than deliver a commit the recipient could not merge.
 """
@@ -28,61 +21,17 @@ from dataclasses import dataclass, field
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
-from swarmforge.handoff import delivery, message
-from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox, name_problem
+from swarmforge.handoff import commitcheck, copies, message
+from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox
+from swarmforge.handoff.names import name_problem
+from swarmforge.handoff.outbox import set_aside
 from swarmforge.net import hub as hubs
-from swarmforge.net.transport import Consumer, Message, Transport
+from swarmforge.net.consumer import Consumer, Message
+from swarmforge.net.outgoing import COMMIT_HEADER, NAME_HEADER
 from swarmforge.roletable import RoleEntry
-
-NAME_HEADER = "Swarmforge-Name"  # the handoff's file name, kept by every copy
-COMMIT_HEADER = "Swarmforge-Commit"  # a git_handoff's full commit id, pushed to the hub
 
 # What became of a received message.
 DELIVERED, DUPLICATE, FAILED, HELD = "delivered", "duplicate", "failed", "held"
-
-
-def message_id(handoff_id: str, recipient: str) -> str:
-    """The id under which the server de-duplicates one recipient's copy."""
-    return f"{handoff_id}:{recipient}"
-
-
-def send(
-    transport: Transport,
-    outbox_file: str,
-    recipients: list[str],
-    *,
-    hub: str | None = None,
-    handoff: message.Handoff | None = None,
-) -> None:
-    """Publish the handoff at `outbox_file` to each of `recipients` (roles on other hosts).
-
-    `handoff`: the file as read and amended by the caller (else it is read here). With
-    `hub`, a git_handoff's commit is pushed there first. Returns once the server has
-    every copy; TransportError or HubError (nothing to archive yet), or Undeliverable
-    (the file can never be sent) otherwise.
-    """
-    if handoff is None:
-        data = fsutil.read_regular(outbox_file)
-        try:
-            handoff = message.parse(data, outbox_file)
-        except CorruptFile as exc:
-            raise delivery.Undeliverable(f"malformed: {exc}") from None
-    handoff_id = handoff.get("id")
-    if not handoff_id:
-        raise delivery.Undeliverable("the handoff has no 'id' header")
-    name = os.path.basename(outbox_file)
-    headers = {NAME_HEADER: name}
-    commit = delivery.MergeChecks(handoff, name, "").commit  # only what the gate writes
-    if commit and hub:
-        headers[COMMIT_HEADER] = hubs.push(_worktree_of(outbox_file), hub, commit)
-    data = handoff.render()
-    for role in recipients:
-        transport.publish(role, message_id(handoff_id, role), data, headers)
-
-
-def _worktree_of(outbox_file: str) -> str:
-    """The worktree whose outbox holds `outbox_file` (<worktree>/.swarmforge/handoffs/outbox/X)."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(outbox_file))))
 
 
 @dataclass(frozen=True)
@@ -134,17 +83,17 @@ def store(role: str, worktree: str, msg: Message, hub: str | None = None) -> Rec
         return _set_aside(box, _stand_in(msg), msg.data, f"no handoff file name ({problem})")
     try:
         # Merge-check headers come only from the receiving side: drop any that came along.
-        handoff = delivery.unchecked(message.parse(msg.data, name))
+        handoff = commitcheck.unchecked(message.parse(msg.data, name))
     except CorruptFile as exc:
         return _set_aside(box, name, msg.data, f"malformed: {exc}")
     found = box.locate(name)
     if found is not None:
-        if delivery.is_same_handoff(found[1], handoff.get("id")):
+        if copies.is_same_handoff(found[1], handoff.get("id")):
             return Received(name, DUPLICATE)
         reason = f"a different handoff named {name} is already in {found[1]}"
         return _set_aside(box, name, msg.data, reason)
     entry = RoleEntry([role, "", box.worktree, "", "", ""])
-    checks = delivery.MergeChecks(handoff, name, box.worktree)
+    checks = commitcheck.MergeChecks(handoff, name, box.worktree)
     if checks.commit and hub:
         try:
             hubs.fetch(box.worktree, hub, msg.headers.get(COMMIT_HEADER) or checks.commit)
@@ -152,7 +101,7 @@ def store(role: str, worktree: str, msg: Message, hub: str | None = None) -> Rec
             return Received(name, HELD, exc.message)
     check = checks.against(role, entry)
     try:
-        made = delivery.copy_to(handoff, name, role, entry, check.headers() if check else None)
+        made = copies.copy_to(handoff, name, role, entry, check.headers() if check else None)
     except UnsafeMailbox as exc:
         return Received(name, HELD, exc.message)
     if not made:
@@ -178,12 +127,12 @@ def _set_aside(box: Mailbox, name: str, data: bytes, reason: str) -> Received:
     """Keep a message that cannot become a copy in the recipient's failed/, with the reason.
 
     Staged in outbox/tmp/ under its own name (never delivered from there) so that
-    Mailbox.set_aside moves it with its `.error` beside it, as it does for local files.
+    outbox.set_aside moves it with its `.error` beside it, as it does for local files.
     """
     box.ensure(Box.OUTBOX_TMP, Box.FAILED)
     staged = box.path(Box.OUTBOX_TMP, name)
     if os.path.lexists(staged):
         os.unlink(staged)  # left by a receiver that died before moving it
     fsutil.write_new(staged, data)
-    box.set_aside(staged, reason)
+    set_aside(box, staged, reason)
     return Received(name, FAILED, reason)

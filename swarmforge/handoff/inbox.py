@@ -1,0 +1,43 @@
+"""A recipient's queue, `inbox/new/`: a copy published there, or taken back unread."""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge import fsutil
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import Box, Mailbox
+
+
+def deliver_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
+    """Daemon: publish `copy` as `name` in inbox/new/; False if one was there already."""
+    box.check(Box.IN_PROCESS, Box.COMPLETED)
+    return queue_copy(box, name, copy)
+
+
+def queue_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
+    """Publish `copy` as `name` in inbox/new/; False if one was there already.
+
+    Written under a temporary name and linked in, so a reader never sees part of it.
+    """
+    box.ensure(Box.NEW)
+    final = box.path(Box.NEW, name)
+    tmp = fsutil.temp_name(final)
+    fsutil.write_new(tmp, copy.render())
+    made = fsutil.publish(tmp, final)
+    fsutil.fsync_dir(box.path(Box.NEW))
+    return made
+
+
+def take_back(path: str) -> bool:
+    """Remove the queued copy at `path` unless someone took it first; True if removed.
+
+    Renamed away before it is unlinked, so that of two takers only one removes it.
+    """
+    claim = fsutil.temp_name(path)
+    try:
+        os.rename(path, claim)
+    except FileNotFoundError:
+        return False
+    os.unlink(claim)
+    return True
