@@ -14,7 +14,8 @@ import pytest
 from swarmforge import events
 from swarmforge.agents.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import NotifySettings, parse_settings
 from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
@@ -44,7 +45,6 @@ class Swarm:
                 branch="main",
                 port=4000 + n,
                 mode="task",
-                session=f"swarmforge-{name}",
                 env={"CLAUDE_CONFIG_DIR": str(self.claude)},
             )
             for n, name in enumerate(roles)

@@ -12,7 +12,8 @@ import pytest
 
 from swarmforge.agents import trust
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.doctor import local
 
 SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
@@ -195,7 +196,6 @@ def _record(root: Path, state: str, present: bool) -> SessionRecord:
         branch="swarm/r1/coder",
         port=4321,
         mode="task",
-        session="swarmforge-coder",
     )
     return SessionRecord.model_validate(
         {

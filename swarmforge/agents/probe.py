@@ -21,7 +21,8 @@ from swarmforge.agents import state as agentstate
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.state import Evidence, Report, StateRecord, Verdict
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
@@ -127,7 +128,7 @@ def _screen(root: str, record: SessionRecord, role: RoleRecord) -> list[str] | N
     from swarmforge.tmux import Tmux
 
     try:
-        return Tmux(project_socket(root)).capture(f"={role.session}:")
+        return Tmux(project_socket(root)).capture(f"={role.session_name}:")
     except (SwarmforgeError, OSError):
         return None
 

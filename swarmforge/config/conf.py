@@ -31,20 +31,22 @@ import shlex
 
 from pydantic import ValidationError
 
-from swarmforge.config.roster import (
-    CONFIG_FILE,
-    CONSTITUTION_FILE,
+from swarmforge.config.role import (
     EXEC,
     MAIN_CHECKOUT,
     RECEIVE_MODES,
-    ROLES_DIR,
     SWARMFORGE_AGENTS,
-    SWARMFORGE_DIR,
     ReceiveMode,
-    RoleSpec,
-    SwarmConfig,
     display_name,
     worktree_problem,
+)
+from swarmforge.config.roster import (
+    CONFIG_FILE,
+    CONSTITUTION_FILE,
+    ROLES_DIR,
+    SWARMFORGE_DIR,
+    RoleSpec,
+    SwarmConfig,
 )
 from swarmforge.errors import CorruptFile, SwarmforgeError
 

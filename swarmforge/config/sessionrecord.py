@@ -9,30 +9,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import fsutil, proc, tagging
-from swarmforge.layout import BIN_DIR, SESSION_LOCK, SESSION_RECORD, SESSION_RECORD_LOCK
+from swarmforge import fsutil
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.layout import SESSION_LOCK, SESSION_RECORD, SESSION_RECORD_LOCK
 from swarmforge.locks import Exclusive, FileLock
 from swarmforge.records import read_json_model
 
 LOCK_TIMEOUT = 30.0  # seconds; its holders let go within milliseconds
-
-
-class RoleRecord(BaseModel):
-    """Where one role of the run works and what runs it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    agent: str
-    worktree: str
-    path: str
-    branch: str
-    port: int
-    mode: Literal["task", "batch"]
-    session: str
-    exec_role: bool = False
-    pid: int | None = None  # headless backend: the role's process
-    env: dict[str, str] = {}  # added to the environment of the role's processes
 
 
 class SessionRecord(BaseModel):
@@ -113,21 +96,3 @@ def remove(root: str) -> None:
     """Forget the run (after a purge)."""
     with _locked(root), contextlib.suppress(FileNotFoundError):
         os.unlink(record_path(root))
-
-
-def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
-    path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
-    return {
-        **role.env,
-        **tagging.tags(run_id, root),
-        "SWARMFORGE_ROLE": role.name,
-        "PORT": str(role.port),
-        "SWARMFORGE_PORT": str(role.port),
-        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
-    }
-
-
-def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The whole environment of everything started for `role`."""
-    return proc.child_env(role_vars(root, run_id, role))

@@ -317,7 +317,12 @@ def _host_name(value: str | None) -> str | None:
 
 
 class RoleSettings(BaseModel):
-    """The settings of one role."""
+    """The settings of one role: its `[roles.NAME]` table.
+
+    Not part of the role's model (`swarmforge/config/role.py`): swarmforge.toml is
+    optional and read only where a setting is wanted, and a role reaches its table by
+    its name, through `Settings.role`.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -165,7 +165,6 @@ def make_project(root: str) -> None:
 
 def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
-    from swarmforge import roletable
     from swarmforge.handoff import delivery
     from swarmforge.handoff.mailbox import compact_stamp, utc_stamp
 
@@ -185,10 +184,7 @@ def kick_off(record: sessionrecord.SessionRecord) -> str:
         ],
         "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
     )
-    entry = roletable.RoleEntry(
-        ["coder", coder.worktree, coder.path, coder.session, "Coder", coder.agent, coder.mode]
-    )
-    delivery.copy_to(handoff, name, "coder", entry)
+    delivery.copy_to(handoff, name, "coder", coder.entry(coder.path))
     return name
 
 

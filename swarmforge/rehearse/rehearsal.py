@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from swarmforge.agents import trust
 from swarmforge.config.conf import SWARMFORGE_DIR, load_config
-from swarmforge.config.roster import EXEC, SwarmConfig
+from swarmforge.config.role import EXEC
+from swarmforge.config.roster import SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup

@@ -31,7 +31,7 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from swarmforge import fsutil, proc
-from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.settings import BootstrapSettings
 from swarmforge.errors import shell_status
 from swarmforge.git.command import run as run_git
