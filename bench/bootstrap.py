@@ -35,7 +35,7 @@ from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge import proc
 from swarmforge.config.rolerecord import RoleRecord
-from swarmforge.config.settings import BootstrapSettings
+from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create
 from swarmforge.swarm import bootstrap

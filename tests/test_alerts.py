@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from swarmforge.config.settings import NotifySettings
+from swarmforge.config.watchsettings import NotifySettings
 from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
 from tests.support import RECORDER, Project, recorded, retry_until

@@ -16,7 +16,8 @@ from swarmforge.agents.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
-from swarmforge.config.settings import NotifySettings, parse_settings
+from swarmforge.config.settings import parse_settings
+from swarmforge.config.watchsettings import NotifySettings
 from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from swarmforge.config import sessionrecord
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor import multihost
 from swarmforge.swarm import hoststatus
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats

@@ -1,4 +1,8 @@
-"""The record of the project's swarm run (`.swarmforge/run.json`), validated when read."""
+"""The record of the project's swarm run (`.swarmforge/run.json`), validated when read.
+
+The model (`SessionRecord`, whose roles are `RoleRecord`s of `config/rolerecord.py`)
+and the only functions that read and write the file, under the lock every writer holds.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 from swarmforge import fsutil
 from swarmforge.config.rolerecord import RoleRecord
-from swarmforge.layout import SESSION_LOCK, SESSION_RECORD, SESSION_RECORD_LOCK
-from swarmforge.locks import Exclusive, FileLock
+from swarmforge.layout import SESSION_RECORD, SESSION_RECORD_LOCK
+from swarmforge.locks import Exclusive
 from swarmforge.records import read_json_model
 
 LOCK_TIMEOUT = 30.0  # seconds; its holders let go within milliseconds
@@ -51,16 +55,6 @@ def record_path(root: str) -> str:
 def load(root: str) -> SessionRecord | None:
     """The project's session record, or None if it has none; CorruptFile if it is damaged."""
     return read_json_model(record_path(root), SessionRecord)
-
-
-def starting_or_stopping(root: str) -> FileLock:
-    """The lock `up`, `down` and `gc` hold for as long as they start or stop the swarm.
-
-    One at a time: two `up`s would each mint a run, and a `down` could stop what an
-    `up` is starting. Another one waits a moment, then is refused in one line.
-    """
-    busy = "Another swarmforge up, down or gc of this project"
-    return FileLock(os.path.join(root, SESSION_LOCK), what=busy)
 
 
 def _locked(root: str) -> Exclusive:

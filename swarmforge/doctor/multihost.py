@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
-from swarmforge.config.settings import Settings, TransportSettings, load_settings
+from swarmforge.config.settings import Settings, load_settings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import CorruptFile
 from swarmforge.git import command

@@ -39,7 +39,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import SwarmforgeError
 
 T = TypeVar("T")

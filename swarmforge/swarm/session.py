@@ -16,7 +16,7 @@ from functools import partial
 from typing import Literal
 
 from swarmforge import events, proc, tagging
-from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.config import rolerecord, sessionlock, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
@@ -74,7 +74,7 @@ def up(
     # A broken swarmforge.toml stops `up` before anything runs.
     settings = load_settings(root, whole.names)
     config, remote = hosts.split(whole, settings, host)
-    with sessionrecord.starting_or_stopping(root):
+    with sessionlock.starting_or_stopping(root):
         record = sessionrecord.load(root)
         if record is not None and record.state == "running" and record.host != host:
             ran = f"host {record.host}" if record.host else "the host without --host"
@@ -349,7 +349,7 @@ class Stopped:
 def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stopped:
     """Stop everything the run started; with `purge`, remove its worktrees (work rescued)."""
     root = os.path.realpath(root)
-    with sessionrecord.starting_or_stopping(root):
+    with sessionlock.starting_or_stopping(root):
         return _down(root, purge, progress)
 
 
