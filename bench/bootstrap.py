@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge import proc
-from swarmforge.config.sessionrecord import RoleRecord
-from swarmforge.config.settings import BootstrapSettings
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create
 from swarmforge.swarm import bootstrap
@@ -107,7 +107,6 @@ def ours(root: str, n: int) -> float:
         branch=f"swarm/bench/{name}",
         port=4000,
         mode="task",
-        session=f"swarmforge-{name}",
     )
     log = f"{root}/.swarmforge/logs/{name}.log"
     os.makedirs(os.path.dirname(log), exist_ok=True)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from _common import git
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.remote.sender import Workers
 from swarmforge.run.spec.runspec import RunSpec

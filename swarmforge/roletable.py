@@ -61,7 +61,11 @@ def role_name_problem(name: str) -> str | None:
 
 
 class RoleEntry:
-    """One line of roles.tsv."""
+    """One line of roles.tsv: a role's row, as the helper scripts read it.
+
+    A view of a role (`swarmforge/config/role.py`), made by `Role.entry` and nowhere
+    else; a plain class, not a pydantic model, because the helpers must start fast.
+    """
 
     __slots__ = ("agent", "display", "mode", "name", "path", "session", "worktree")
 

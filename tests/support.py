@@ -217,13 +217,13 @@ def record_run(
     *,
     state: str = "running",
     pids: dict[str, int] | None = None,
-    exec_role: bool = False,
 ) -> None:
     """A headless run of the project's roles as `up` records it, written by hand: for tests
     of what only reads the record (views, status, repair, gc) without starting processes.
     `pids` gives roles a process (a live one makes the role alive to `status`)."""
     from swarmforge.config import sessionrecord
-    from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+    from swarmforge.config.rolerecord import RoleRecord
+    from swarmforge.config.sessionrecord import SessionRecord
 
     roles = [
         RoleRecord(
@@ -234,8 +234,6 @@ def record_run(
             branch=f"swarm/test/{name}",
             port=4000 + i,
             mode="batch" if mode == "batch" else "task",
-            session=f"swarmforge-{name}",
-            exec_role=exec_role,
             pid=(pids or {}).get(name),
         )
         for i, (name, mode) in enumerate(project.roles.items())

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
@@ -158,7 +159,6 @@ def _record(repo: Path, backend: str) -> None:
         branch="swarm/r1/coder",
         port=4321,
         mode="task",
-        session="swarmforge-coder",
     )
     (repo / ".swarmforge").mkdir(exist_ok=True)
     sessionrecord.save(

@@ -14,8 +14,10 @@ import pytest
 from swarmforge import events, times
 from swarmforge.agents.claude.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
-from swarmforge.config.settings import NotifySettings, parse_settings
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
+from swarmforge.config.settings import parse_settings
+from swarmforge.config.watchsettings import NotifySettings
 from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile
@@ -44,7 +46,6 @@ class Swarm:
                 branch="main",
                 port=4000 + n,
                 mode="task",
-                session=f"swarmforge-{name}",
                 env={"CLAUDE_CONFIG_DIR": str(self.claude)},
             )
             for n, name in enumerate(roles)

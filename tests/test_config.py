@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from swarmforge.config.conf import load_config, parse_config
 from swarmforge.config.prompts import shipped_packs_dir, shipped_roles_dir
-from swarmforge.config.roster import RoleSpec, SwarmConfig, display_name
+from swarmforge.config.role import display_name
+from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
 CONF = "/p/swarmforge/swarmforge.conf"

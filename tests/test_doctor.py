@@ -13,7 +13,8 @@ import pytest
 from swarmforge import roletable
 from swarmforge.agents.seed import seed_home
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.doctor.check import Check
 from swarmforge.doctor.repository import check_repository
 from swarmforge.doctor.runstate import check_daemon, check_run
@@ -199,7 +200,6 @@ def _record(root: Path, state: str, present: bool) -> SessionRecord:
         branch="swarm/r1/coder",
         port=4321,
         mode="task",
-        session="swarmforge-coder",
     )
     return SessionRecord.model_validate(
         {

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.config.settings import TransportSettings, parse_settings
+from swarmforge.config.settings import parse_settings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor.transport import check_transport
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message

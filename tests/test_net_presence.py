@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from swarmforge.config import sessionrecord
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor.clocks import check_clock, check_host_clocks
 from swarmforge.doctor.hosts import check_hosts
 from swarmforge.doctor.hub import check_hub

@@ -299,7 +299,7 @@ def test_a_late_duplicate_result_is_ignored(setup: Setup, tmp_path: Path) -> Non
 
 
 def _project(setup: Setup) -> str:
-    from swarmforge.config.settings import TransportSettings
+    from swarmforge.config.transportsettings import TransportSettings
     from swarmforge.net.subjects import project_id
 
     return project_id(TransportSettings(url=setup.url, hub=str(setup.hub)))

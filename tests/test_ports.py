@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.ports import (
     PORT_MAX,
@@ -220,7 +221,6 @@ def _role(root: Path, name: str, port: int) -> RoleRecord:
         branch="main",
         port=port,
         mode="task",
-        session=f"swarmforge-{name}",
     )
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from swarmforge import times
 from swarmforge.agents import hints, lifecycle
-from swarmforge.config.settings import StartSettings, parse_settings
+from swarmforge.config.settings import parse_settings
+from swarmforge.config.startsettings import StartSettings
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import ramp
 from swarmforge.swarm.ramp import Ramp, wait_turn

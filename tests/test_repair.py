@@ -264,7 +264,7 @@ def test_an_item_another_repair_finishes_meanwhile_is_requeued_once(
 def alive(project: Project) -> Iterator[Project]:
     """A running headless run whose every role's process is a live one, as `status` sees it."""
     sleepers = {name: subprocess.Popen(["sleep", "60"]) for name in project.roles}
-    record_run(project, pids={n: p.pid for n, p in sleepers.items()}, exec_role=True)
+    record_run(project, pids={n: p.pid for n, p in sleepers.items()})
     try:
         yield project
     finally:

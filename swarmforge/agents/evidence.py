@@ -21,7 +21,8 @@ from swarmforge.agents.reports import Report, last_report
 from swarmforge.agents.screen import prompt_line, working_line
 from swarmforge.agents.state import Evidence
 from swarmforge.agents.staterecord import StateRecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
@@ -124,7 +125,7 @@ def _screen(root: str, record: SessionRecord, role: RoleRecord) -> list[str] | N
     from swarmforge.tmux import Tmux
 
     try:
-        return Tmux(project_socket(root)).capture(f"={role.session}:")
+        return Tmux(project_socket(root)).capture(f"={role.session_name}:")
     except (SwarmforgeError, OSError):
         return None
 

@@ -18,7 +18,8 @@ from swarmforge.agents.evidence import Sample, sample_of
 from swarmforge.agents.state import Evidence, Verdict, combine, said
 from swarmforge.agents.staterecord import StateRecord
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 
 EVERY = 2.0  # seconds between two refreshes by a supervisor

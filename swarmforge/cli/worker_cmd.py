@@ -16,7 +16,7 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmforge.config.settings import TransportSettings
+    from swarmforge.config.transportsettings import TransportSettings
     from swarmforge.run.remote.worker import Handled, Worker
 
 
@@ -83,7 +83,7 @@ def _options(ns: argparse.Namespace) -> tuple[TransportSettings, str | None]:
     """The server, hub and project to work for, and the credentials file if any."""
     from pydantic import ValidationError
 
-    from swarmforge.config.settings import TransportSettings
+    from swarmforge.config.transportsettings import TransportSettings
     from swarmforge.net.subjects import project_id
 
     found, root = _settings(ns)

@@ -1,4 +1,8 @@
-"""The record of the project's swarm run (`.swarmforge/run.json`), validated when read."""
+"""The record of the project's swarm run (`.swarmforge/run.json`), validated when read.
+
+The model (`SessionRecord`, whose roles are `RoleRecord`s of `config/rolerecord.py`)
+and the only functions that read and write the file, under the lock every writer holds.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import fsutil, proc, tagging
-from swarmforge.layout import BIN_DIR, SESSION_LOCK, SESSION_RECORD, SESSION_RECORD_LOCK
-from swarmforge.locks import Exclusive, FileLock
+from swarmforge import fsutil
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.layout import SESSION_RECORD, SESSION_RECORD_LOCK
+from swarmforge.locks import Exclusive
 from swarmforge.records import read_json_model
 
 LOCK_TIMEOUT = 30.0  # seconds; its holders let go within milliseconds
-
-
-class RoleRecord(BaseModel):
-    """Where one role of the run works and what runs it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    agent: str
-    worktree: str
-    path: str
-    branch: str
-    port: int
-    mode: Literal["task", "batch"]
-    session: str
-    exec_role: bool = False
-    pid: int | None = None  # headless backend: the role's process
-    env: dict[str, str] = {}  # added to the environment of the role's processes
 
 
 class SessionRecord(BaseModel):
@@ -70,16 +57,6 @@ def load(root: str) -> SessionRecord | None:
     return read_json_model(record_path(root), SessionRecord)
 
 
-def starting_or_stopping(root: str) -> FileLock:
-    """The lock `up`, `down` and `gc` hold for as long as they start or stop the swarm.
-
-    One at a time: two `up`s would each mint a run, and a `down` could stop what an
-    `up` is starting. Another one waits a moment, then is refused in one line.
-    """
-    busy = "Another swarmforge up, down or gc of this project"
-    return FileLock(os.path.join(root, SESSION_LOCK), what=busy)
-
-
 def _locked(root: str) -> Exclusive:
     """The lock every writer of the record holds, from the read its change builds on to
     the write: `up`, `down`, `gc` and the headless runner write it, and only the last
@@ -113,21 +90,3 @@ def remove(root: str) -> None:
     """Forget the run (after a purge)."""
     with _locked(root), contextlib.suppress(FileNotFoundError):
         os.unlink(record_path(root))
-
-
-def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The variables that set `role`'s processes apart: run tags, role, port, helpers on PATH."""
-    path = role.env.get("PATH") or os.environ.get("PATH", "/usr/bin:/bin")
-    return {
-        **role.env,
-        **tagging.tags(run_id, root),
-        "SWARMFORGE_ROLE": role.name,
-        "PORT": str(role.port),
-        "SWARMFORGE_PORT": str(role.port),
-        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
-    }
-
-
-def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
-    """The whole environment of everything started for `role`."""
-    return proc.child_env(role_vars(root, run_id, role))

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from swarmforge import events, fsutil, times
 from swarmforge.agents.registry import agent
 from swarmforge.agents.tokens import Tokens
-from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import Settings, load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import BUDGET_STATE
@@ -81,7 +82,7 @@ def role_spent(root: str, record: SessionRecord, role: RoleRecord) -> Tokens | N
     since = run_since(record)
     if since is None:
         return None
-    env = sessionrecord.role_env(root, record.run_id, role)
+    env = rolerecord.role_env(root, record.run_id, role)
     return agent(role.agent).tokens(env, role.path, since)
 
 

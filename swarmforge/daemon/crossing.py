@@ -29,7 +29,7 @@ from concurrent.futures import Future
 
 from nats.errors import TimeoutError as NatsTimeout
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.daemon import heartbeat
 from swarmforge.handoff import message
 from swarmforge.net import incoming, outgoing, presence

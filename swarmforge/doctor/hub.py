@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor.check import Check
 from swarmforge.git import command
 from swarmforge.net.hub import QUIET

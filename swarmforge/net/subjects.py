@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 
 SUBJECT_ROOT = "swarmforge"
 PLAIN_TOKEN = re.compile(r"[A-Za-z0-9-]+")

@@ -13,7 +13,7 @@ import nats
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.net.connection import REQUEST_TIMEOUT, Connection
 from swarmforge.net.consumer import ACK_WAIT, Consumer
 from swarmforge.net.failure import TransportError

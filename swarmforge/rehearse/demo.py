@@ -166,7 +166,7 @@ def make_project(root: str) -> None:
 
 def kick_off(record: sessionrecord.SessionRecord) -> str:
     """Hand the coder its first task, as a person would (delivered straight to its inbox)."""
-    from swarmforge import roletable, times
+    from swarmforge import times
     from swarmforge.handoff import copies
 
     coder = record.role("coder")
@@ -185,10 +185,7 @@ def kick_off(record: sessionrecord.SessionRecord) -> str:
         ],
         "Re-read your role and constitution.\n\nAdd multiply(a, b) with a test.\n",
     )
-    entry = roletable.RoleEntry(
-        ["coder", coder.worktree, coder.path, coder.session, "Coder", coder.agent, coder.mode]
-    )
-    copies.copy_to(handoff, name, "coder", entry)
+    copies.copy_to(handoff, name, "coder", coder.entry(coder.path))
     return name
 
 

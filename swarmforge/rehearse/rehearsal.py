@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from swarmforge.agents.codex.trust import Provider
 from swarmforge.agents.seed import seed_home
 from swarmforge.config.conf import load_config
-from swarmforge.config.roster import EXEC, SWARMFORGE_DIR, SwarmConfig
+from swarmforge.config.role import EXEC
+from swarmforge.config.roster import SWARMFORGE_DIR, SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup

@@ -31,8 +31,8 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from swarmforge import fsutil, proc, times
-from swarmforge.config.sessionrecord import RoleRecord
-from swarmforge.config.settings import BootstrapSettings
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.errors import shell_status
 from swarmforge.git.command import run as run_git
 from swarmforge.layout import SETUP_FAILED_DIR, STATE_DIRS

@@ -6,7 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from swarmforge import roletable
-from swarmforge.config import sessionrecord
+from swarmforge.config import sessionlock, sessionrecord
 from swarmforge.daemon import handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.daemon.dispatcher import sweep as mailbox_sweep
@@ -76,7 +76,7 @@ def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
         live = record is not None and record.state == "running" and is_running(root, record)
         run_id = record.run_id if record else None
         return GcReport(run_id, live, artifacts=sweep(root, dry_run=True) if artifacts else None)
-    with sessionrecord.starting_or_stopping(root):
+    with sessionlock.starting_or_stopping(root):
         return gc_held(root, artifacts)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge.config.roster import MAIN_CHECKOUT
-from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.role import MAIN_CHECKOUT
+from swarmforge.config.rolerecord import RoleRecord
 
 Seen = set[tuple[int, int]]  # (device, inode) of hard-linked files already counted
 

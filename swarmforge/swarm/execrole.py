@@ -25,10 +25,10 @@ from swarmforge import logfile, proc
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Invocation
 from swarmforge.agents.execagent import exec_argv
-from swarmforge.config import sessionrecord
+from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
+from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.config.sessionrecord import RoleRecord
 from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.done import done_batch, done_task
@@ -188,7 +188,7 @@ def serve_role(root: str, name: str) -> None:
     log = _logger(root, name)
     path = placement.log_file(root, name)
     output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    env = sessionrecord.role_env(root, record.run_id, role)
+    env = rolerecord.role_env(root, record.run_id, role)
     loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

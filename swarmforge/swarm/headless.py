@@ -19,7 +19,7 @@ from types import FrameType
 
 from swarmforge import fsutil, logfile, proc, tagging
 from swarmforge.agents import lifecycle, probe
-from swarmforge.config import sessionrecord
+from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import Restart, Settings, load_settings
 from swarmforge.daemon.wakeups import Doorbell
@@ -86,14 +86,14 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
     settings = load_settings(root, config.names)
     out = {}
     for role in record.roles:  # a setup-failed role is held until its setup succeeds
-        env = sessionrecord.role_env(root, record.run_id, role)
+        env = rolerecord.role_env(root, record.run_id, role)
         out[role.name] = Child(
             rolecommand.command(root, config, role, env, "headless"),
             role.path,
             env,
             placement.log_file(root, role.name),
             settings.role(role.name).restart,
-            agent=not role.exec_role,
+            agent=not role.is_exec,
         )
     return record.run_id, out, settings
 

@@ -9,7 +9,8 @@ without --host. Every host's `up` starts exactly its own roles and names the oth
 from __future__ import annotations
 
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.config.settings import SETTINGS_FILE, Settings, TransportSettings
+from swarmforge.config.settings import SETTINGS_FILE, Settings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import SwarmforgeError
 
 

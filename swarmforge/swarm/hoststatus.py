@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from swarmforge.config.sessionrecord import SessionRecord
-from swarmforge.config.settings import TransportSettings, load_settings
+from swarmforge.config.settings import load_settings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import CorruptFile
 from swarmforge.times import duration
 

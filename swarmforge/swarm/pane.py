@@ -20,7 +20,7 @@ from types import FrameType
 
 from swarmforge import proc
 from swarmforge.agents import lifecycle, probe
-from swarmforge.config import sessionrecord
+from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon.wakeups import Doorbell
@@ -51,7 +51,7 @@ class Supervisor:
             raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
-        self.env = sessionrecord.role_env(root, record.run_id, role)
+        self.env = rolerecord.role_env(root, record.run_id, role)
         self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         settings = load_settings(root, config.names)
         self.policy = settings.role(name).restart

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from swarmforge import fsutil, roletable, times
-from swarmforge.config import sessionrecord
-from swarmforge.config.roster import RoleSpec, SwarmConfig
-from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge import fsutil, times
+from swarmforge.config import rolerecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.settings import load_settings
 from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -59,12 +59,10 @@ def plan(
             name=role.name,
             agent=role.agent,
             worktree=role.worktree,
+            mode=role.mode,
             path=role.worktree_path(root),
             branch=branches[role.name],
             port=ports[branches[role.name]],
-            mode=role.mode,
-            session=role.session_name,
-            exec_role=role.is_exec,
             env=(env or {}).get(role.name, {}),
         )
         for role in config.roles
@@ -103,7 +101,7 @@ def _bootstrap(root: str, run_id: str, role: RoleRecord, progress: Callable[[str
     log = log_file(root, role.name)
     if settings.wanted:
         progress(f"bootstrapping {role.name}'s worktree")
-    failed = bootstrap.run(root, role, settings, sessionrecord.role_env(root, run_id, role), log)
+    failed = bootstrap.run(root, role, settings, rolerecord.role_env(root, run_id, role), log)
     if failed is not None:
         progress(f"role {role.name} setup-failed: {failed.reason}; its agent is not started")
 
@@ -118,27 +116,9 @@ def write_roles_tsv(
     would have here; remote.tsv, written first, tells the daemon to send them their mail.
     """
     specs = {s.name: s for s in config.roles}
-    rows = [
-        roletable.RoleEntry(
-            [r.name, r.worktree, r.path, r.session, _display(specs[r.name]), r.agent, r.mode]
-        ).row()
-        for r in roles
-    ]
+    rows = [r.entry(r.path).row() for r in roles]
     elsewhere = [specs[name] for name in specs if name in (remote or {})]
-    rows += [
-        roletable.RoleEntry(
-            [
-                spec.name,
-                spec.worktree,
-                spec.worktree_path(root),
-                spec.session_name,
-                _display(spec),
-                spec.agent,
-                spec.mode,
-            ]
-        ).row()
-        for spec in elsewhere
-    ]
+    rows += [spec.entry(spec.worktree_path(root)).row() for spec in elsewhere]
     os.makedirs(os.path.join(root, STATE_DIR), exist_ok=True)
     remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
     remote_path = os.path.join(root, REMOTE_TSV)
@@ -147,11 +127,6 @@ def write_roles_tsv(
     elif os.path.lexists(remote_path):
         os.unlink(remote_path)
     fsutil.atomic_write(os.path.join(root, ROLES_TSV), "".join(rows).encode())
-
-
-def _display(spec: RoleSpec) -> str:
-    # roles.tsv is tab-separated: a display name never holds a tab.
-    return spec.display_name.replace("\t", " ")
 
 
 def log_file(root: str, name: str) -> str:

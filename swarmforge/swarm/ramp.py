@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from swarmforge import times
 from swarmforge.agents import hints, lifecycle
-from swarmforge.config.settings import StartSettings
+from swarmforge.config.startsettings import StartSettings
 
 START_WINDOW = 10.0  # seconds an agent counts as starting unless it settles sooner
 MINUTE = 60.0

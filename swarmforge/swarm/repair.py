@@ -114,7 +114,7 @@ def age_limit(text: str | None) -> float | None:
     """`--older-than` in seconds (None when not given); one clear error for a bad value."""
     if text is None:
         return None
-    from swarmforge.config.settings import duration_seconds
+    from swarmforge.config.fields import duration_seconds
 
     try:
         return duration_seconds(text)

@@ -10,8 +10,8 @@ from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import role_prompt_path
-from swarmforge.config.roster import CONSTITUTION_FILE, MAIN_CHECKOUT, SwarmConfig
-from swarmforge.config.sessionrecord import RoleRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import run as run_git
@@ -51,7 +51,7 @@ def check_instructions(root: str, roles: list[RoleRecord]) -> None:
     """
     missing: dict[str, list[str]] = {}
     for role in roles:
-        if role.exec_role or role.worktree in MAIN_CHECKOUT:
+        if role.is_exec or role.in_main_checkout:
             continue
         wanted = instruction_files(root, role.name)
         if os.path.isdir(role.path):
@@ -111,7 +111,7 @@ def command(
     codex roles run it too, driving the agent's non-interactive mode once per item.
     """
     loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
-    if record.exec_role:
+    if record.is_exec:
         return loop
     spec = config.role(record.name)
     path = env.get("PATH")

@@ -16,10 +16,11 @@ from functools import partial
 from typing import Literal
 
 from swarmforge import events, proc, tagging, times
-from swarmforge.config import sessionrecord
+from swarmforge.config import rolerecord, sessionlock, sessionrecord
 from swarmforge.config.conf import load_config
+from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
@@ -74,7 +75,7 @@ def up(
     # A broken swarmforge.toml stops `up` before anything runs.
     settings = load_settings(root, whole.names)
     config, remote = hosts.split(whole, settings, host)
-    with sessionrecord.starting_or_stopping(root):
+    with sessionlock.starting_or_stopping(root):
         record = sessionrecord.load(root)
         if record is not None and record.state == "running" and record.host != host:
             ran = f"host {record.host}" if record.host else "the host without --host"
@@ -240,7 +241,7 @@ def _start(
         since = time.time()
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
         # The runner paces its agents' starts itself; `up` tells how far it got.
-        agents = [role.name for role in bootstrap.ready(root, record.roles) if not role.exec_role]
+        agents = [role.name for role in bootstrap.ready(root, record.roles) if not role.is_exec]
         caps = load_settings(root).start
         running = partial(is_held, os.path.join(root, RUNNER_LOCK))
         ramp.follow(root, record.run_id, agents, caps, since, running, progress)
@@ -256,17 +257,17 @@ def _start_tmux(
     for role in bootstrap.ready(root, record.roles):  # a setup-failed role is not started
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
-        env = sessionrecord.role_vars(root, record.run_id, role)
+        env = rolerecord.role_vars(root, record.run_id, role)
         # Checked here, so that a missing agent stops `up` before any session starts.
         rolecommand.command(
-            root, config, role, sessionrecord.role_env(root, record.run_id, role), "tmux"
+            root, config, role, rolerecord.role_env(root, record.run_id, role), "tmux"
         )
         argv = [sys.executable, "-m", "swarmforge", "pane", "--project", root, role.name]
         # An exec role's loop keeps its own log; an agent's screen is the log.
-        log = None if role.exec_role else placement.log_file(root, role.name)
-        specs.append(SessionSpec(role.session, role.path, argv, env, log))
+        log = None if role.is_exec else placement.log_file(root, role.name)
+        specs.append(SessionSpec(role.session_name, role.path, argv, env, log))
     # Agents start as `[start]` allows; exec roles run plain commands and are not paced.
-    agents = {role.session: role.name for role in record.roles if not role.exec_role}
+    agents = {role.session_name: role.name for role in record.roles if not role.is_exec}
     missing = [spec for spec in specs if spec.name in agents and not tmux.has_session(spec.name)]
     caps = load_settings(root).start
     pacer = ramp.Pacer(root, record.run_id, caps, len(missing), progress)
@@ -347,7 +348,7 @@ class Stopped:
 def down(root: str, *, purge: bool = False, progress: Progress = _quiet) -> Stopped:
     """Stop everything the run started; with `purge`, remove its worktrees (work rescued)."""
     root = os.path.realpath(root)
-    with sessionrecord.starting_or_stopping(root):
+    with sessionlock.starting_or_stopping(root):
         return _down(root, purge, progress)
 
 

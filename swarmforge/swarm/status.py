@@ -11,8 +11,10 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
-from swarmforge.config.settings import StallSettings, load_settings
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
+from swarmforge.config.settings import load_settings
+from swarmforge.config.watchsettings import StallSettings
 from swarmforge.daemon import budget, handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile
@@ -231,7 +233,7 @@ def _alive(root: str, record: SessionRecord, role: RoleRecord, life: AgentLife |
     from swarmforge.tmux import Tmux
 
     tmux = Tmux(project_socket(root))
-    return proc.is_alive(tmux.pane_pid(role.session))
+    return proc.is_alive(tmux.pane_pid(role.session_name))
 
 
 def _process(life: AgentLife | None, alive: bool) -> Process:

@@ -22,7 +22,7 @@ def is_running(root: str, record: SessionRecord) -> bool:
     from swarmforge.tmux import Tmux, project_socket
 
     tmux = Tmux(project_socket(root))
-    return any(tmux.has_session(role.session) for role in record.roles)
+    return any(tmux.has_session(role.session_name) for role in record.roles)
 
 
 def stop_processes(root: str, record: SessionRecord | None) -> list[int]:

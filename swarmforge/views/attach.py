@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass
 
 from swarmforge import proc
 from swarmforge.config import sessionrecord
-from swarmforge.config.sessionrecord import RoleRecord, SessionRecord
+from swarmforge.config.rolerecord import RoleRecord
+from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
 from swarmforge.roletable import shown_name
@@ -72,10 +73,10 @@ def plan(root: str, role: str | None = None, env: Mapping[str, str] | None = Non
             hint="Install tmux; `swarmforge events --follow` follows the swarm without it.",
         )
     tmux = Tmux(project_socket(root))
-    live = [r for r in roles if tmux.has_session(r.session)]
+    live = [r for r in roles if tmux.has_session(r.session_name)]
     if not live:
         raise _gone(root, record, role)
-    session = live[0].session if role else OVERVIEW
+    session = live[0].session_name if role else OVERVIEW
     server = tmux if role else Tmux(overview_socket(root))
     if role is None:
         _overview(server, tmux_bin, tmux, live)
@@ -119,7 +120,7 @@ def _overview(server: Tmux, tmux_bin: str, swarm: Tmux, roles: list[RoleRecord])
     if server.pane_labels(OVERVIEW) == [r.name for r in roles]:
         return
     server.kill_server()  # a role came or went since it was made
-    panes = [(r.name, _nested(swarm.attach_argv(r.session, tmux_bin))) for r in roles]
+    panes = [(r.name, _nested(swarm.attach_argv(r.session_name, tmux_bin))) for r in roles]
     server.start_tiled(OVERVIEW, panes)
 
 
@@ -148,7 +149,7 @@ def _headless(record: SessionRecord, role: str | None) -> SwarmforgeError:
 
 def _gone(root: str, record: SessionRecord, role: str | None) -> SwarmforgeError:
     if role is not None and any(
-        Tmux(project_socket(root)).has_session(r.session) for r in record.roles
+        Tmux(project_socket(root)).has_session(r.session_name) for r in record.roles
     ):
         return SwarmforgeError(
             f"Role {shown_name(role)} has no tmux session now.",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from swarmforge.config.settings import TransportSettings
+from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.net.failure import TransportError
 from swarmforge.net.transport import Transport
