@@ -208,3 +208,34 @@ def test_every_command_the_docs_show_exists(command: list[str]) -> None:
         argv = [sys.executable, str(REPO / command[1])]
     result = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+CODE_MAP = DOCS / "code.md"
+# `### \`run/remote/\`: ...`: the folder a table of docs/code.md lists.
+TABLE_HEADING = re.compile(r"^### (?:The base modules|`([\w/]+)/`)", re.M)
+MODULE_ROW = re.compile(r"^\| `([\w/]+\.py)` \|", re.M)
+
+
+def test_the_code_map_has_one_row_for_each_module_and_none_for_a_module_that_is_gone() -> None:
+    package = REPO / "swarmforge"
+    modules = {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    # A folder's __init__.py holds its docstring, which the table's heading says.
+    required = {m for m in modules if not m.endswith("/__init__.py")}
+    text = CODE_MAP.read_text()
+    headings = list(TABLE_HEADING.finditer(text))
+    listed, unknown = set(), []
+    for heading, following in zip(headings, [*headings[1:], None], strict=True):
+        folder = heading.group(1) or ""
+        table = text[heading.end() : following.start() if following else len(text)]
+        for row in MODULE_ROW.findall(table):
+            # A heading may name a folder and the ones in it: `agents/claude/` lists
+            # `claude/agent.py` and `codex/agent.py`, relative to `agents/`.
+            here = [os.path.join(f, row) for f in (folder, os.path.dirname(folder)) if f]
+            found = [m for m in [*here, row] if m in modules]
+            if found:
+                listed.add(found[0])
+            else:
+                unknown.append(os.path.join(folder, row))
+    assert not unknown, f"docs/code.md lists modules that do not exist: {unknown}"
+    missing = sorted(required - listed)
+    assert not missing, f"docs/code.md has no row for {missing}"
