@@ -95,8 +95,9 @@ class Inotify:
     def start(self) -> None:
         self.inotify.start()
 
-    def add(self, directory: str, recursive: bool) -> bool:
-        """Watch `directory` and, with `recursive`, every directory under it not skipped."""
+    def add(self, directory: str, recursive: bool, found: list[str] | None = None) -> bool:
+        """Watch `directory` and, with `recursive`, every directory under it not skipped;
+        every entry the walk meets goes into `found`."""
         if not self._one(directory):
             return False
         todo = [directory] if recursive else []
@@ -105,6 +106,8 @@ class Inotify:
                 entries = list(os.scandir(todo.pop()))
             except OSError:
                 continue  # gone meanwhile: its parent's event says so
+            if found is not None:
+                found.extend(entry.path for entry in entries)
             todo.extend(
                 entry.path
                 for entry in entries
@@ -152,6 +155,7 @@ class Inotify:
     # InotifyFD's callbacks, from its thread.
 
     def on_event(self, event: InotifyEvent) -> None:
+        found: list[str] = []
         with self.owner.lock:
             base = self.paths.get(event.wd)
             if base is None:
@@ -163,11 +167,15 @@ class Inotify:
                 if event.is_directory and event.is_moved_from:
                     self.forget(path)  # its watches follow it: found again where it lands
                 elif event.is_directory and self.owner.counts(path):
-                    self.add(path, recursive=True)  # created or moved in: watched from now on
+                    # Created or moved in: watched from now on. What came into it before
+                    # its watch did made no event: reported as the walk finds it.
+                    self.add(path, recursive=True, found=found)
         if event.is_delete_self or event.is_move_self:
             self.owner.lost(path)
         else:
             self.owner.noticed(path)
+            for entry in found:
+                self.owner.noticed(entry)
 
     def on_watch_deleted(self, wd: WatchDescriptor) -> None:
         with self.owner.lock:

@@ -400,6 +400,8 @@ while True:
     # Lines of 100 bytes to 9 KB: the long ones span pages, where a kill can cut a write.
     size = (i * 7919) % 20
     log.emit("w", {"writer": me, "i": i, "parts": ["p" * 450] * size, "size": size})
+    if i == 0:
+        print(flush=True)  # writing: from now on a kill lands among writes
     i += 1
 """
 
@@ -426,14 +428,19 @@ def test_writers_killed_at_random_never_show_readers_a_torn_event(tmp_path: Path
     try:
         for round_ in range(15):
             writers = [
-                subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), f"{round_}.{n}"])
+                subprocess.Popen(
+                    [sys.executable, "-c", WRITER, str(tmp_path), f"{round_}.{n}"],
+                    stdout=subprocess.PIPE,
+                )
                 for n in range(4)
             ]
+            for w in writers:  # each has written, however long it took to start
+                assert w.stdout is not None and w.stdout.readline() == b"\n"
             time.sleep(rng.uniform(0.15, 0.4))
             for w in writers:
                 w.send_signal(signal.SIGKILL)
             for w in writers:
-                w.wait()
+                w.communicate()
     finally:
         done.set()
         reader.join()

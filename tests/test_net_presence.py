@@ -150,6 +150,8 @@ def remote_swarm(project: Project, transport: Any, url: str) -> None:
 def test_status_shows_the_roles_of_other_hosts(
     project: Project, transport: Any, nats_server: NatsServer
 ) -> None:
+    from swarmforge.net import presence
+
     remote_swarm(project, transport, nats_server.url)
     shown = json.loads(sf("status", "--json", cwd=project.root).stdout)
     roles = {r["role"]: r for r in shown["roles"]}
@@ -168,6 +170,9 @@ def test_status_shows_the_roles_of_other_hosts(
     assert hosts["box-b"]["reachable"] and hosts["box-b"]["roles"] == ["qa"]
     assert not hosts["box-c"]["reachable"] and hosts["box-c"]["age_seconds"] is None
     assert hosts[socket.gethostname()]["this"] and shown["transport_error"] is None
+    # box-b beats again, as its daemon does every few seconds: reachable however long
+    # the first `status` took.
+    presence.beat(transport, beat_of("box-b", {"qa": 5001}, agent="working"))
     text = sf("status", cwd=project.root)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()

@@ -23,7 +23,7 @@ def test_the_first_shell_block_is_the_two_setup_commands() -> None:
     # .ci/run runs the first ```sh block verbatim: it must stay exactly the set-up.
     assert blocks("sh")[0].splitlines() == [
         "./setup.sh",
-        '.venv/bin/python -m pytest -m "slow or not slow" -n 0 --cov',
+        '.venv/bin/python -m pytest -m "slow or not slow" -n 4 --cov',
     ]
 
 

@@ -211,7 +211,9 @@ def _dirs(directory: str) -> list[str]:
 
 
 def _dirty(path: str) -> int | None:
-    result = command.run(path, "status", "--porcelain")
+    # --no-optional-locks: a plain status takes the worktree's index lock to refresh the
+    # index, and the role's own `git add` or commit then fails meanwhile.
+    result = command.run(path, "--no-optional-locks", "status", "--porcelain")
     return len(result.stdout.splitlines()) if result.ok else None
 
 
