@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from swarmforge import proc
-from swarmforge.config.watchsettings import NotifySettings
+from swarmforge.config.alertsettings import NotifySettings
 from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
 from swarmforge.handoff.mailbox import Box
 from tests.support import RECORDER, Project, recorded, retry_until

@@ -14,10 +14,10 @@ import pytest
 from swarmforge import events, times
 from swarmforge.agents.claude.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
+from swarmforge.config.alertsettings import NotifySettings
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import parse_settings
-from swarmforge.config.watchsettings import NotifySettings
 from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile

@@ -40,7 +40,7 @@ role and for the whole swarm::
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
 says, or the key. This module holds the whole file and its role tables; the other
-tables live with their subject: `watchsettings.py` ([stall], [budget], [notify]),
+tables live with their subject: `alertsettings.py` ([stall], [budget], [notify]),
 `startsettings.py` ([start], [bootstrap]) and `transportsettings.py` ([transport]).
 """
 
@@ -52,9 +52,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from swarmforge.config.alertsettings import BudgetSettings, NotifySettings, StallSettings
 from swarmforge.config.startsettings import BootstrapSettings, StartSettings
 from swarmforge.config.transportsettings import TransportSettings
-from swarmforge.config.watchsettings import BudgetSettings, NotifySettings, StallSettings
 from swarmforge.errors import CorruptFile
 from swarmforge.records import parse_toml_model
 

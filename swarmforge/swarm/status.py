@@ -11,10 +11,10 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config import sessionrecord
+from swarmforge.config.alertsettings import StallSettings
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
-from swarmforge.config.watchsettings import StallSettings
 from swarmforge.daemon import budget, handoffd
 from swarmforge.daemon.dispatcher import Paths
 from swarmforge.errors import CorruptFile

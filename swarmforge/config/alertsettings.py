@@ -1,4 +1,4 @@
-"""`[stall]`, `[budget]` and `[notify]` of swarmforge.toml: what is watched for, who is told."""
+"""`[stall]`, `[budget]` and `[notify]` of swarmforge.toml: when a role is reported, and to whom."""
 
 from __future__ import annotations
 
