@@ -38,10 +38,12 @@ def build() -> argparse.ArgumentParser:
     """The `swarmforge` argument parser."""
     from swarmforge.cli import (
         daemon_cmd,
+        decide_cmd,
         demo_cmd,
         gc_cmd,
         port_cmd,
         run_cmd,
+        runs_cmd,
         session_cmd,
         setup_cmd,
         status_cmd,
@@ -59,6 +61,8 @@ def build() -> argparse.ArgumentParser:
     gc_cmd.add(sub)
     port_cmd.add(sub)
     run_cmd.add(sub)
+    runs_cmd.add(sub)
+    decide_cmd.add(sub)
     demo_cmd.add(sub)
     setup_cmd.add(sub)
     from swarmforge.cli import rehearse_cmd
