@@ -24,10 +24,11 @@ from swarmforge.config.roster import SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import fromuser
 from swarmforge.rehearse.agentenv import agent_env
-from swarmforge.rehearse.director import Director, Played
+from swarmforge.rehearse.director import Director
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.projectcopy import copy_project
 from swarmforge.rehearse.script import Script, check_roles, load_script
+from swarmforge.rehearse.stage import Played
 from swarmforge.swarm import session as swarm_session
 
 Progress = Callable[[str], None]
