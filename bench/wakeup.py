@@ -29,8 +29,8 @@ import time
 
 from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker
 from swarmforge.handoff import fromuser
+from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
-from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import Reply
 from swarmforge.swarm import session
 from swarmforge.tmux import project_socket

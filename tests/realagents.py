@@ -18,8 +18,8 @@ import tomli_w
 
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
+from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
-from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import Exchange, Reply
 from swarmforge.swarm import session
 from tests.support import retry_until

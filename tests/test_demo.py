@@ -13,7 +13,7 @@ from swarmforge import tagging
 from swarmforge.cli.demo_cmd import farewell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import message
-from swarmforge.rehearse.demo import claim_directory
+from swarmforge.rehearse.demo.directory import claim_directory
 from tests.support import VENV_BIN, copy_tree, git, run_cli
 
 

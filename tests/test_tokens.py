@@ -16,8 +16,8 @@ from swarmforge.agents.claude.tokens import claude_project_dir, claude_tokens
 from swarmforge.agents.codex.tokens import codex_tokens
 from swarmforge.agents.registry import agent as find_agent
 from swarmforge.agents.tokens import Meter, Tokens
+from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
-from swarmforge.rehearse.rehearsal import agent_env
 from swarmforge.rehearse.wire import TOKENS_IN, TOKENS_OUT, Exchange, Reply
 from tests.realagents import VENV_BIN, require_cli
 

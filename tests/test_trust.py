@@ -24,7 +24,7 @@ from swarmforge.agents.claude.trust import claude_config_path
 from swarmforge.agents.codex.trust import Provider, codex_config_path
 from swarmforge.agents.seed import seed_home
 from swarmforge.errors import SwarmforgeError
-from swarmforge.rehearse.rehearsal import CLAUDE_OFFLINE
+from swarmforge.rehearse.agentenv import CLAUDE_OFFLINE
 from tests.realagents import require_cli
 from tests.support import VENV_BIN, git, retry_until
 

@@ -1,6 +1,9 @@
 """What the subcommands share: the `--project` option, how a result is printed as text or
 JSON (`emit`), and how a command unwinds on SIGTERM.
 
+Also where each kind of command finds its project (`VIEWED`, `PLANNED`, `project_root`)
+and the options the swarm and planned-run commands share.
+
 The receive helpers print through `emit` too: at import this module loads nothing they
 do not load already (no argparse, typing or signal), to keep their start-up short.
 """
@@ -11,11 +14,13 @@ import os
 
 from swarmforge import roletable
 from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
-from swarmforge.roletable import CONFIG, SWARM
+from swarmforge.roletable import CHECKOUT, CONFIG, HERE, SWARM
 
 # What a view or a status looks at: a swarm, or before any `up` (no roles.tsv yet) the
 # configured project, so that it can say no swarm runs there.
 VIEWED = (SWARM, CONFIG)
+# A planned run needs no swarm: its project is the enclosing checkout, or the directory.
+PLANNED = (CHECKOUT, HERE)
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -28,6 +33,23 @@ def project_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--project", metavar="DIR", help="the project (default: found from the current directory)"
     )
+
+
+def project_json_options(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    """Add `--project DIR` and, unless `json_flag` is false, `--json`."""
+    project_option(p)
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def planned_options(p: argparse.ArgumentParser) -> None:
+    """Add the `--project DIR` and `--json` options of the planned-run commands."""
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project (default: the git checkout of the current directory)",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from swarmforge.rehearse.demo import DemoReport
+    from swarmforge.rehearse.demo.report import DemoReport
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,7 @@ def _times(row: dict[str, str | None]) -> str:
 
 
 def _demo(ns: argparse.Namespace) -> int:
-    from swarmforge.rehearse.demo import run_demo
+    from swarmforge.rehearse.demo.play import run_demo
 
     def say(line: str) -> None:
         print(line, file=sys.stderr if ns.json else sys.stdout, flush=True)

@@ -15,14 +15,11 @@ import sys
 import time
 
 from swarmforge.cli.common import emit, project_root
+from swarmforge.cli.followedswarm import Swarm
 from swarmforge.errors import EXIT_OK, SwarmforgeError
 from swarmforge.roletable import CHECKOUT, HERE, SWARM
 
 POLL = 0.2  # seconds between looks at the log's size while following
-CHECK = 1.0  # seconds between looks at whether the followed swarm still runs
-# How long a swarm whose processes are gone is still followed for its `swarm-down`:
-# `down` ends the processes first and records the event after.
-GRACE = 5.0
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
 
@@ -71,40 +68,6 @@ def since_stamp(text: str, now: float) -> str:
                 "nor a duration (30s, 10m, 2h, 1d)."
             ) from None
     return times.precise(round(when * 1_000_000) * 1000)  # to the microsecond, rounded
-
-
-class Swarm:
-    """The swarm `--follow` follows, and whether it still runs."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self.run_id = self._running()
-        self.checked = time.monotonic()
-        self.gone_at: float | None = None  # when its processes were first seen gone
-
-    def _running(self) -> str | None:
-        from swarmforge.config import sessionrecord
-        from swarmforge.swarm.teardown import is_running
-
-        record = sessionrecord.load(self.root)
-        if record is None or record.state != "running" or not is_running(self.root, record):
-            return None
-        return record.run_id
-
-    def ended(self, seen: list[dict[str, object]]) -> bool:
-        """True once the swarm has stopped: its swarm-down is among `seen`, or it has been
-        gone for GRACE seconds without one (a killed runner writes none)."""
-        if any(e.get("kind") == "swarm-down" and e.get("run_id") == self.run_id for e in seen):
-            return True
-        now = time.monotonic()
-        if self.gone_at is not None:
-            return now - self.gone_at >= GRACE
-        if now - self.checked < CHECK:
-            return False
-        self.checked = now
-        if self._running() != self.run_id:
-            self.gone_at = now
-        return False
 
 
 def _events(ns: argparse.Namespace) -> int:

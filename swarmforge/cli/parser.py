@@ -36,7 +36,18 @@ def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def build() -> argparse.ArgumentParser:
     """The `swarmforge` argument parser."""
-    from swarmforge.cli import daemon_cmd, demo_cmd, run_cmd, setup_cmd, swarm_cmd
+    from swarmforge.cli import (
+        daemon_cmd,
+        decide_cmd,
+        demo_cmd,
+        gc_cmd,
+        port_cmd,
+        run_cmd,
+        runs_cmd,
+        session_cmd,
+        setup_cmd,
+        status_cmd,
+    )
 
     parser = argparse.ArgumentParser(
         prog="swarmforge", description="Run a swarm of coding agents on one git repository."
@@ -45,8 +56,13 @@ def build() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _helpers(sub)
     daemon_cmd.add(sub)
-    swarm_cmd.add(sub)
+    session_cmd.add(sub)
+    status_cmd.add(sub)
+    gc_cmd.add(sub)
+    port_cmd.add(sub)
     run_cmd.add(sub)
+    runs_cmd.add(sub)
+    decide_cmd.add(sub)
     demo_cmd.add(sub)
     setup_cmd.add(sub)
     from swarmforge.cli import rehearse_cmd
@@ -85,11 +101,12 @@ def build_internal() -> tuple[argparse.ArgumentParser, frozenset[str]]:
     Kept apart from `build` so that neither `--help` nor the error for a mistyped
     command lists them; they still run as `swarmforge NAME ...`.
     """
-    from swarmforge.cli import run_cmd, swarm_cmd
+    from swarmforge.cli import hooks_cmd, processes_cmd, run_cmd
 
     parser = argparse.ArgumentParser(prog="swarmforge")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    swarm_cmd.add_internal(sub)
+    processes_cmd.add_internal(sub)
+    hooks_cmd.add_internal(sub)
     run_cmd.add_internal(sub)
     return parser, frozenset(sub.choices)
 

@@ -19,6 +19,19 @@ if TYPE_CHECKING:
     from swarmforge.swarm.status import Process, RoleStatus, SwarmStatus
 
 
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `status`."""
+    from swarmforge.cli.common import project_json_options
+
+    status = sub.add_parser(
+        "status",
+        help="per role: worktree, branch, port, agent, queue, "
+        "current item, dirty files, failures, rescues",
+    )
+    project_json_options(status)
+    status.set_defaults(handler=show)
+
+
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
     from swarmforge.cli.common import VIEWED, project_root

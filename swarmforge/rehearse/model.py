@@ -18,14 +18,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from swarmforge.rehearse import anthropic, openai
+from swarmforge.rehearse.loopback import LoopbackServer
+from swarmforge.rehearse.side import side_reply
 from swarmforge.rehearse.wire import Answer, Api, Exchange, Json, Reply, json_answer
-
-SIDE_TEXT = "ok"
 
 
 class _WireFormat(Protocol):
@@ -50,23 +49,6 @@ class Hit:
     status: int
 
 
-def _fill(schema: Any) -> Any:
-    """A small value matching `schema`."""
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if kind == "object":
-        properties = schema.get("properties") or {}
-        return {k: _fill(properties.get(k)) for k in schema.get("required") or properties}
-    return {"array": [], "integer": 0, "number": 0, "boolean": False}.get(str(kind), SIDE_TEXT)
-
-
-def side_reply(output_format: Any) -> Reply:
-    """The server's own answer to a side request, in the output format it asks for."""
-    # Both CLIs ask for their session title as JSON matching a schema.
-    if isinstance(output_format, dict) and output_format.get("type") == "json_schema":
-        return Reply(text=json.dumps(_fill(output_format.get("schema"))))
-    return Reply(text=SIDE_TEXT)
-
-
 def split_path(path: str) -> tuple[str, str]:
     """The role and the API path of a request path /r/<role>/<api path>."""
     plain = urlsplit(path).path
@@ -87,7 +69,7 @@ class ModelServer:
         self._hits: list[Hit] = []
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
-        self._http = _HTTPServer((host, port), self.answer)
+        self._http = LoopbackServer((host, port), self.answer)
 
     def base_url(self, role: str) -> str:
         """The base URL that identifies `role`."""
@@ -169,38 +151,3 @@ class ModelServer:
         # Whatever failed, `decide` included, is the CLI's to report.
         except Exception as exc:
             return wire.failure(f"rehearsal model: {type(exc).__name__}: {exc}")
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    """The HTTP server, holding the function that answers its requests."""
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], answer: Callable[[str, str, bytes], Answer]):
-        super().__init__(address, _Handler)
-        self.answer = answer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Hands every request to the server's `answer` and writes what it returns."""
-
-    # Both CLIs reuse connections; HTTP/1.1 keeps them open between requests.
-    protocol_version = "HTTP/1.1"
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        assert isinstance(self.server, _HTTPServer)
-        answer = self.server.answer(self.command, self.path, body)
-        self.send_response(answer.status)
-        for name, value in (("Content-Type", answer.content_type), *answer.headers):
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(answer.body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(answer.body)
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Stay quiet: `hits` records every request."""

@@ -18,33 +18,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from swarmforge.agents.codex.trust import Provider
-from swarmforge.agents.seed import seed_home
 from swarmforge.config.conf import load_config
 from swarmforge.config.role import EXEC
-from swarmforge.config.roster import SWARMFORGE_DIR, SwarmConfig
+from swarmforge.config.roster import SwarmConfig
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git.command import GitFailed, run
-from swarmforge.git.objects import lookup
 from swarmforge.handoff import fromuser
-from swarmforge.rehearse.director import Director, Played
+from swarmforge.rehearse.agentenv import agent_env
+from swarmforge.rehearse.director import Director
 from swarmforge.rehearse.model import ModelServer
+from swarmforge.rehearse.projectcopy import copy_project
 from swarmforge.rehearse.script import Script, check_roles, load_script
+from swarmforge.rehearse.stage import Played
 from swarmforge.swarm import session as swarm_session
 
 Progress = Callable[[str], None]
-API_KEY = "sk-rehearsal-0000000000000000000000000000"
-KEY_VARIABLE = "SWARMFORGE_REHEARSAL_KEY"
 POLL = 0.2
 SCREEN_LINES = 25
-# claude makes no call beyond its model endpoint with these.
-CLAUDE_OFFLINE = {
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
-}
 
 
 @dataclass(frozen=True)
@@ -69,40 +58,6 @@ class Outcome:
     def ok(self) -> bool:
         """True when every expectation held."""
         return not self.problems
-
-
-def copy_project(root: str, dest: str) -> str:
-    """A throw-away copy of the project at `root`: its history and current swarmforge/."""
-    root, dest = os.path.abspath(root), os.path.abspath(dest)
-    try:
-        has_history = lookup(root, "HEAD").oid is not None
-    except GitFailed:
-        has_history = False  # no repository: the copy starts one
-    where = os.path.dirname(dest)
-    made = run(where, "clone", "-q", root, dest) if has_history else run(where, "init", "-q", dest)
-    if not made.ok:
-        detail = made.stderr.decode(errors="replace").strip()
-        raise SwarmforgeError(f"Cannot copy {root} for the rehearsal: {detail}")
-    shutil.copytree(
-        os.path.join(root, SWARMFORGE_DIR), os.path.join(dest, SWARMFORGE_DIR), dirs_exist_ok=True
-    )
-    # Agents commit with a throw-away home: the copy carries its own identity.
-    run(dest, "config", "user.name", "swarmforge rehearsal")
-    run(dest, "config", "user.email", "rehearsal@swarmforge.invalid")
-    if run(dest, "status", "--porcelain", "--", SWARMFORGE_DIR).stdout.strip():
-        run(dest, "add", "--", SWARMFORGE_DIR)
-        run(dest, "commit", "-q", "-m", "Swarm configuration as rehearsed")
-    return dest
-
-
-def agent_env(agent: str, home: str, project: str, base_url: str) -> dict[str, str]:
-    """The environment that points one agent at its throw-away home and the scripted model."""
-    provider = Provider(base_url=base_url, env_key=KEY_VARIABLE)
-    seeded = seed_home(home, project, api_key=API_KEY, codex_provider=provider)
-    env = {**seeded.env(), KEY_VARIABLE: API_KEY}
-    if agent == "claude":
-        env |= {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_OFFLINE}
-    return env
 
 
 def _check_agents(config: SwarmConfig) -> None:

@@ -1,0 +1,64 @@
+"""The demo's audit trail: every handoff copy in the roles' mailboxes, with its headers,
+read while the roles move the files."""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge.config import sessionrecord
+from swarmforge.errors import CorruptFile
+from swarmforge.handoff import message
+from swarmforge.handoff.mailbox import Box, Mailbox
+
+# One handoff copy of the audit trail: where it lies, its recipient and its headers.
+Row = dict[str, str | None]
+
+
+def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
+    """The handoff at `path` and its write time, read through one descriptor; None if it
+    is gone (the roles move files while the demo watches) or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+            order = os.fstat(f.fileno()).st_mtime_ns
+        return message.parse(data, path), order
+    except (OSError, CorruptFile):
+        return None
+
+
+def trail(record: sessionrecord.SessionRecord) -> list[Row]:
+    """Every handoff copy in every role's inbox, with its headers and where it lies."""
+    found_rows: list[tuple[Row, int]] = []
+    for role in record.roles:
+        box = Mailbox(role.path)
+        for state, directory in (
+            ("queued", Box.NEW),
+            ("in process", Box.IN_PROCESS),
+            ("completed", Box.COMPLETED),
+        ):
+            for path in box.received(directory):
+                found = _snapshot(path)
+                if found is None:
+                    continue  # moved on between the listing and the read; seen next pass
+                h, order = found
+                fields = (
+                    "from",
+                    "to",
+                    "priority",
+                    "type",
+                    "task",
+                    "message",
+                    "commit",
+                    "created_at",
+                    "enqueued_at",
+                    "dequeued_at",
+                    "completed_at",
+                    "outcome",
+                )
+                row: Row = {"file": path, "state": state, "recipient": role.name}
+                row.update((k, h.get(k)) for k in fields)
+                found_rows.append((row, order))
+    # Header times have one-second resolution; within a second, the order the copies
+    # were last written in (completed last) breaks the tie.
+    found_rows.sort(key=lambda r: (str(r[0]["created_at"]), r[1]))
+    return [row for row, _ in found_rows]

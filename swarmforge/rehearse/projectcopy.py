@@ -1,0 +1,36 @@
+"""The throw-away copy of a project that a rehearsal runs on: a clone of its history with its
+current `swarmforge/` laid over it and committed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from swarmforge.config.roster import SWARMFORGE_DIR
+from swarmforge.errors import SwarmforgeError
+from swarmforge.git.command import GitFailed, run
+from swarmforge.git.objects import lookup
+
+
+def copy_project(root: str, dest: str) -> str:
+    """A throw-away copy of the project at `root`: its history and current swarmforge/."""
+    root, dest = os.path.abspath(root), os.path.abspath(dest)
+    try:
+        has_history = lookup(root, "HEAD").oid is not None
+    except GitFailed:
+        has_history = False  # no repository: the copy starts one
+    where = os.path.dirname(dest)
+    made = run(where, "clone", "-q", root, dest) if has_history else run(where, "init", "-q", dest)
+    if not made.ok:
+        detail = made.stderr.decode(errors="replace").strip()
+        raise SwarmforgeError(f"Cannot copy {root} for the rehearsal: {detail}")
+    shutil.copytree(
+        os.path.join(root, SWARMFORGE_DIR), os.path.join(dest, SWARMFORGE_DIR), dirs_exist_ok=True
+    )
+    # Agents commit with a throw-away home: the copy carries its own identity.
+    run(dest, "config", "user.name", "swarmforge rehearsal")
+    run(dest, "config", "user.email", "rehearsal@swarmforge.invalid")
+    if run(dest, "status", "--porcelain", "--", SWARMFORGE_DIR).stdout.strip():
+        run(dest, "add", "--", SWARMFORGE_DIR)
+        run(dest, "commit", "-q", "-m", "Swarm configuration as rehearsed")
+    return dest
