@@ -7,7 +7,6 @@ after the file is durable in the recipient's inbox.
 from __future__ import annotations
 
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 
 from swarmforge.net.connection import REQUEST_TIMEOUT, Connection
@@ -55,7 +54,9 @@ class Consumer:
         async def take() -> list[Msg]:
             try:
                 return await self._sub.fetch(batch, timeout=timeout)
-            except NatsTimeout:
+            except TimeoutError:
+                # nats-py's own TimeoutError, or asyncio's, which its fetch raises when the
+                # server's end-of-request status comes just as the time runs out: no mail.
                 return []
 
         msgs = self.transport.call(take(), f"fetch mail of {self.role}", timeout + REQUEST_TIMEOUT)
