@@ -15,8 +15,9 @@ from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.config.watchsettings import StallSettings
-from swarmforge.daemon import budget, handoffd
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon import budget
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile
 from swarmforge.git import command
 from swarmforge.handoff import message
@@ -350,7 +351,7 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
     """
     root = os.path.realpath(root)
     record = sessionrecord.load(root)
-    daemon = handoffd.running_pid(Paths(root))
+    daemon = running_pid(Paths(root))
     if record is None:
         return SwarmStatus(
             root,
