@@ -9,7 +9,7 @@ import time
 from types import FrameType
 
 from swarmforge import fsutil, logfile
-from swarmforge.daemon.alerts import Follower
+from swarmforge.daemon.alerts.follower import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher
 from swarmforge.daemon.paths import Paths
@@ -99,14 +99,14 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
         signal.signal(signum, on_signal)
     # The handoff layer stands without the swarm's: only the serving daemon needs this,
     # imported once a stop can be heard (the import takes a moment).
-    from swarmforge.daemon import budget
+    from swarmforge.daemon.budget.tracker import Tracker
 
     arrivals = Arrivals(daemon.changed)
     arrivals.start()
     # Notifications follow the event log, whose appends wake this loop: it lies in the
     # same directory as roles.tsv.
     follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
-    budgets = budget.Tracker(paths.root, daemon.log)  # checks in the background, never raises
+    budgets = Tracker(paths.root, daemon.log)  # checks in the background, never raises
     delivered = 0
     first = True
     swept = time.monotonic()

@@ -15,7 +15,9 @@ from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.config.watchsettings import StallSettings
-from swarmforge.daemon import budget
+from swarmforge.daemon.budget import limits as budgetlimits
+from swarmforge.daemon.budget.limits import Limits
+from swarmforge.daemon.budget.spent import role_spent
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile
@@ -281,12 +283,12 @@ def stall_seconds(root: str) -> float:
         return StallSettings().seconds  # `up` names the fault; a status view still works
 
 
-def budgets(root: str) -> budget.Limits:
+def budgets(root: str) -> Limits:
     """The project's token budgets; none when swarmforge.toml cannot be read."""
     try:
-        return budget.limits(root)
+        return budgetlimits.limits(root)
     except CorruptFile:
-        return budget.Limits()  # `up` names the fault; a status view still works
+        return Limits()  # `up` names the fault; a status view still works
 
 
 def role_status(
@@ -295,7 +297,7 @@ def role_status(
     role: RoleRecord,
     now: float,
     stall_after: float | None = None,
-    limits: budget.Limits | None = None,
+    limits: Limits | None = None,
     port_conflict: PortHolder | None = None,
     sizes: bool = False,
     table: tagging.ProcessTable | None = None,
@@ -325,7 +327,7 @@ def role_status(
         agent_state=_agent_state(
             root, record, role, stall_seconds(root) if stall_after is None else stall_after, table
         ),
-        tokens=budget.role_spent(root, record, role),
+        tokens=role_spent(root, record, role),
         budget=(budgets(root) if limits is None else limits).role(role.name),
         setup_failed=failure(root, role.name),
         port_conflict=port_conflict,
