@@ -15,12 +15,13 @@ import time
 from typing import TYPE_CHECKING
 
 from swarmforge import locks, roletable
+from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.report import Report
 from swarmforge.daemon.stranded import Stranded
 from swarmforge.daemon.sweep import sweep
 from swarmforge.daemon.wake import Waker
-from swarmforge.daemon.wakeups import Doorbell, Wakeups
+from swarmforge.daemon.wakeups import Wakeups
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery, waiting
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
