@@ -28,7 +28,7 @@ from _common import (
 )
 from _common import queue as queue_draft
 
-from swarmforge.daemon import handoffd
+from swarmforge.daemon import starting, stopping
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
 
@@ -132,7 +132,7 @@ def main() -> int:
         root = Path(tmp) / "project"
         root.mkdir()
         trees = make_project(root)
-        pid, _ = handoffd.start(str(root), ["--notify", "none"])
+        pid, _ = starting.start(str(root), ["--notify", "none"])
         try:
             report: dict[str, object] = {"latency": latency(trees, args.handoffs)}
             burst = throughput(trees, args.burst, args.handoffs + 1)
@@ -144,7 +144,7 @@ def main() -> int:
             report["idle_cpu_percent"] = idle_cpu(pid, args.idle)
             report["idle_seconds"] = args.idle
         finally:
-            handoffd.stop(str(root))
+            stopping.stop(str(root))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

@@ -32,7 +32,7 @@ from _common import (  # bench/ is the script's directory, first on sys.path
 )
 from _common import delivered as timed
 
-from swarmforge.daemon import handoffd
+from swarmforge.daemon import starting, stopping
 from swarmforge.git import mergecheck
 from swarmforge.handoff import message
 from swarmforge.handoff.draft import Draft
@@ -112,11 +112,11 @@ def main() -> int:
         started = time.perf_counter()
         trees = make_project(root, args.files)
         setup = time.perf_counter() - started
-        handoffd.start(str(root), ["--notify", "none"])
+        starting.start(str(root), ["--notify", "none"])
         try:
             samples = rounds(trees, args.handoffs)
         finally:
-            handoffd.stop(str(root))
+            stopping.stop(str(root))
     report: dict[str, object] = {
         "files": args.files,
         "rounds": args.handoffs,

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _common import commit, delivered, git, role_worktrees  # bench/ is first on sys.path
 
-from swarmforge.daemon import handoffd
+from swarmforge.daemon import starting, stopping
 from swarmforge.handoff.draft import Draft
 
 
@@ -111,7 +111,7 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, object]:
         host_a = project(roots["a"], ["coder"], {"qa": "b"}, toml)
         host_b = project(roots["b"], ["qa"], {"coder": ""}, toml)
         for root in roots.values():
-            handoffd.start(str(root), ["--notify", "none"])
+            starting.start(str(root), ["--notify", "none"])
         one(host_a["coder"], host_b["qa"], 0)  # the first crossing makes the stream's consumer
         pairs: dict[str, list[float]] = {"local": [], "cross": []}
         for seq in range(1, args.handoffs + 1):
@@ -130,7 +130,7 @@ def measure(args: argparse.Namespace, tmp: Path) -> dict[str, object]:
     finally:
         for root in roots.values():
             if (root / ".swarmforge").exists():
-                handoffd.stop(str(root))
+                stopping.stop(str(root))
         server.terminate()
         server.wait()
     report: dict[str, object] = {

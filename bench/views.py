@@ -58,8 +58,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
-from swarmforge.daemon import handoffd
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.events import EventLog, log_path
 from swarmforge.handoff import fromuser
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -514,7 +514,7 @@ def cpu(root: str, logs: Path, seconds: float) -> dict[str, Any]:
 
 
 def daemon_pid(root: str) -> int:
-    pid = handoffd.running_pid(Paths(root))
+    pid = running_pid(Paths(root))
     if not pid:
         raise SystemExit("the delivery daemon is not running")
     return pid

@@ -14,7 +14,7 @@ from typing import Any
 
 from swarmforge import tagging, times
 from swarmforge.config import sessionrecord
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.paths import Paths
 from swarmforge.git.lock import lock_path
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from swarmforge import proc
 from swarmforge.config.alertsettings import NotifySettings
-from swarmforge.daemon.alerts import Alerts, bell, payload, ring, trigger_of
+from swarmforge.daemon.alerts.command import Alerts
+from swarmforge.daemon.alerts.readymade import bell, ring
+from swarmforge.daemon.alerts.triggers import payload, trigger_of
 from swarmforge.handoff.mailbox import Box
 from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf

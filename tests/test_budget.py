@@ -18,8 +18,10 @@ from swarmforge.config.alertsettings import NotifySettings
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import parse_settings
-from swarmforge.daemon import budget
-from swarmforge.daemon.alerts import Alerts
+from swarmforge.daemon.alerts.command import Alerts
+from swarmforge.daemon.budget.check import check
+from swarmforge.daemon.budget.limits import Limits
+from swarmforge.daemon.budget.tracker import Tracker
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import BUDGET_STATE
 from swarmforge.swarm.status import status
@@ -89,7 +91,7 @@ class Swarm:
 
     def check(self) -> list[dict[str, object]]:
         said: list[str] = []
-        crossed = budget.check(str(self.root), said.append)
+        crossed = check(str(self.root), said.append)
         assert said == []
         return crossed
 
@@ -100,7 +102,7 @@ def test_budgets_parse_and_a_bad_one_names_the_file_and_the_key() -> None:
     assert settings.budget.tokens == 5_000_000
     assert settings.role("coder").budget.tokens == 20000
     assert settings.role("qa").budget.tokens is None
-    assert budget.Limits.of(settings) == budget.Limits(5_000_000, {"coder": 20000})
+    assert Limits.of(settings) == Limits(5_000_000, {"coder": 20000})
     assert parse_settings(b"", "s.toml").budget.tokens is None
     assert "budget-crossed" in parse_settings(b"", "s.toml").notify.on
     for value in ("0", "-5", "1.5", '"lots"', '"5"', "true"):
@@ -172,7 +174,7 @@ def test_a_check_that_fails_is_logged_once_and_never_raised(tmp_path: Path) -> N
     handler = Kept()
     log.addHandler(handler)
     try:
-        every_time = budget.Tracker(str(swarm.root), log, every=0)
+        every_time = Tracker(str(swarm.root), log, every=0)
         for _ in range(3):
             every_time.poll()
             every_time.wait()
@@ -186,14 +188,14 @@ def test_a_check_that_fails_is_logged_once_and_never_raised(tmp_path: Path) -> N
 def test_the_daemons_check_runs_at_once_then_every_check_seconds(tmp_path: Path) -> None:
     swarm = Swarm(tmp_path / "p", ["coder"], "")
     swarm.spend("coder", 10)
-    watch = budget.Tracker(str(swarm.root), logging.getLogger("test-budget"))
+    watch = Tracker(str(swarm.root), logging.getLogger("test-budget"))
     watch.poll()  # at once: no budget yet
     watch.wait()
     (swarm.root / "swarmforge" / "swarmforge.toml").write_text("[budget]\ntokens = 5\n")
     watch.poll()  # not due for CHECK_SECONDS
     watch.wait()
     assert swarm.crossings() == []
-    soon = budget.Tracker(str(swarm.root), logging.getLogger("test-budget"), every=0)
+    soon = Tracker(str(swarm.root), logging.getLogger("test-budget"), every=0)
     soon.poll()
     soon.wait()
     assert [c["tokens"] for c in swarm.crossings()] == [10]

@@ -16,9 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge.daemon import handoffd, wake
+from swarmforge.daemon import wake
 from swarmforge.daemon.arrivals import Arrivals
-from swarmforge.daemon.dispatcher import Dispatcher, Paths
+from swarmforge.daemon.dispatcher import Dispatcher
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.tmux import project_socket
@@ -90,13 +92,13 @@ def test_delivers_on_events_and_follows_roles_tsv(swarm: Project, daemon: int) -
 
 def test_sigterm_removes_the_pid_file(swarm: Project, daemon: int) -> None:
     os.kill(daemon, signal.SIGTERM)
-    retry_until(lambda: handoffd.running_pid(Paths(str(swarm.root))) is None)
+    retry_until(lambda: running_pid(Paths(str(swarm.root))) is None)
     assert not os.path.exists(Paths(str(swarm.root)).pid)
 
 
 def test_the_stop_file_stops_it(swarm: Project, daemon: int) -> None:
     Path(Paths(str(swarm.root)).stop).write_text("")
-    retry_until(lambda: handoffd.running_pid(Paths(str(swarm.root))) is None, timeout=15)
+    retry_until(lambda: running_pid(Paths(str(swarm.root))) is None, timeout=15)
 
 
 def test_a_stale_pid_file_of_a_dead_daemon_never_blocks_a_start(swarm: Project) -> None:

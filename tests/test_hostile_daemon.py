@@ -18,8 +18,10 @@ import psutil
 import pytest
 
 from swarmforge import fsutil
-from swarmforge.daemon import handoffd, wake
-from swarmforge.daemon.dispatcher import Dispatcher, Paths
+from swarmforge.daemon import wake
+from swarmforge.daemon.dispatcher import Dispatcher
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.mailbox import Box
 from swarmforge.locks import FileLock, HeldMarker, is_held
@@ -64,7 +66,7 @@ def test_stop_leaves_no_daemon_after_racing_starts(swarm: Project) -> None:
             assert sum(r.stdout.startswith("handoffd started") for r in starts) == 1
             stop = sf("daemon", "stop", cwd=swarm.root)
             assert stop.returncode == 0, stop.stderr
-            assert handoffd.running_pid(paths) is None
+            assert running_pid(paths) is None
             assert daemon_processes(swarm.root) == []
             assert not os.path.exists(paths.stop) and not os.path.exists(paths.pid)
 
@@ -290,4 +292,4 @@ def test_a_log_left_writable_by_others_is_narrowed_and_a_fifo_log_refused(
     r = daemon(swarm, "start", "--notify", "none")
     assert r.returncode == 1
     assert r.stderr.startswith(f"{paths.log} is a FIFO, not a regular file.")
-    assert handoffd.running_pid(paths) is None
+    assert running_pid(paths) is None

@@ -13,8 +13,8 @@ import pytest
 from swarmforge.agents import lifecycle
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import load_settings, parse_settings
-from swarmforge.daemon import handoffd
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile, shell_status
 from swarmforge.tmux import project_socket
 from tests.support import git, make_swarm, nothing_left, retry_until
@@ -110,7 +110,7 @@ def test_up_that_fails_half_way_stops_what_it_started(repo: Path) -> None:
     assert r.returncode == 1
     assert "'no-such-agent-here' is required by role 'qa'" in r.stderr
     assert "stopping what was started" in r.stderr
-    assert handoffd.running_pid(Paths(str(repo))) is None
+    assert running_pid(Paths(str(repo))) is None
     record = sessionrecord.load(str(repo))
     assert record is not None and record.state == "stopped"
     nothing_left(repo)
@@ -186,7 +186,7 @@ def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
     assert "swarmforge/roles/cleaner.prompt" in r.stderr
     assert "git add swarmforge && git commit" in r.stderr
     assert not (repo / ".worktrees").exists() and sessionrecord.load(str(repo)) is None
-    assert handoffd.running_pid(Paths(str(repo))) is None
+    assert running_pid(Paths(str(repo))) is None
     assert git(repo, "status", "--porcelain") == before
     git(repo, "add", "swarmforge")
     git(repo, "commit", "-q", "-m", "Add the swarm configuration")

@@ -59,10 +59,10 @@ def _notify_args(ns: argparse.Namespace) -> list[str]:
 
 def _start(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.daemon import handoffd
+    from swarmforge.daemon import starting
 
     root = project_root(ns.project)
-    pid, already = handoffd.start(root, _notify_args(ns))
+    pid, already = starting.start(root, _notify_args(ns))
     word = "already running" if already else "started"
     emit(
         ns.json,
@@ -74,9 +74,9 @@ def _start(ns: argparse.Namespace) -> int:
 
 def _stop(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.daemon import handoffd
+    from swarmforge.daemon import stopping
 
-    pid = handoffd.stop(project_root(ns.project))
+    pid = stopping.stop(project_root(ns.project))
     text = "handoffd was not running" if pid is None else f"handoffd stopped (pid {pid})"
     emit(ns.json, {"running": False, "stopped": pid}, text)
     return EXIT_OK
@@ -84,9 +84,9 @@ def _stop(ns: argparse.Namespace) -> int:
 
 def _status(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.daemon import handoffd
+    from swarmforge.daemon.status import status as daemon_status
 
-    state = handoffd.status(project_root(ns.project))
+    state = daemon_status(project_root(ns.project))
     running = f"running (pid {state.pid})" if state.running else "not running"
     lines = [f"handoffd: {running}", f"log: {state.log}"]
     lines += [f"  {r.role:16s} outbox {r.outbox:4d}  failed {r.failed:4d}" for r in state.roles]

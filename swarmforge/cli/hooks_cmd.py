@@ -27,17 +27,17 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _notify_send(ns: argparse.Namespace) -> int:
-    from swarmforge.daemon import alerts
+    from swarmforge.daemon.alerts import readymade
 
-    alerts.notify_send(sys.stdin.read())
+    readymade.notify_send(sys.stdin.read())
     return EXIT_OK
 
 
 def _bell(ns: argparse.Namespace) -> int:
-    from swarmforge.daemon import alerts
+    from swarmforge.daemon.alerts import readymade
 
     sys.stdin.read()  # the notification itself: the bell says only that there is one
-    alerts.bell(project_root(ns.project, VIEWED))
+    readymade.bell(project_root(ns.project, VIEWED))
     return EXIT_OK
 
 

@@ -30,7 +30,7 @@ class StallSettings(BaseModel):
 
 class BudgetSettings(BaseModel):
     """How many tokens a role, or the whole swarm, may spend in one run before it is
-    reported (see swarmforge/daemon/budget.py); none by default."""
+    reported (see swarmforge/daemon/budget/); none by default."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -50,7 +50,7 @@ class BudgetSettings(BaseModel):
 
 
 class NotifySettings(BaseModel):
-    """A command of the user's to run on chosen events (see swarmforge/daemon/alerts.py)."""
+    """A command of the user's to run on chosen events (see swarmforge/daemon/alerts/)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -6,7 +6,7 @@ The daemon stays one plain loop of file operations. What crosses hosts is here:
   through outgoing.send, after its commit went to the hub; the daemon archives the
   original only once this returned.
 - Mail in: one pull loop per role this host runs, on the transport's event loop
-  thread, puts each message it fetches on a queue and wakes the daemon; `take`, on
+  thread (mailin.py), puts each message it fetches on a queue and wakes the daemon; `take`, on
   the daemon's thread, writes each as the role's copy (incoming.store) and acknowledges
   it only then. All file work stays on the daemon's thread, beside local delivery.
 - `beat`: this host's heartbeat in the key-value store (presence.py), every few seconds.
@@ -27,10 +27,9 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
-from nats.errors import TimeoutError as NatsTimeout
-
 from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.daemon import heartbeat
+from swarmforge.daemon.mailin import pull, take
 from swarmforge.handoff import message
 from swarmforge.net import incoming, outgoing, presence
 from swarmforge.net.consumer import Message
@@ -41,9 +40,6 @@ from swarmforge.waiting import wait_until
 
 RETRY_CONNECT = 2.0  # seconds between attempts to reach a server that did not answer
 BEAT_EVERY = 5.0  # seconds between heartbeats
-PULL_BATCH = 32
-PULL_WAIT = 5.0  # seconds one pull request waits on the server for mail
-HELD_DELAY = 5.0  # seconds before a message that could not be kept comes again
 
 
 class Crossing:
@@ -157,57 +153,12 @@ class Crossing:
         for role in set(self._pulls) - set(self._local):
             self._pulls.pop(role).cancel()
         for role in set(self._local) - set(self._pulls):
-            coro = self._pull(role)
+            coro = pull(self.transport, role, self._mail, self.wake, self.log)
             self._pulls[role] = asyncio.run_coroutine_threadsafe(coro, self.transport.loop)
 
-    async def _pull(self, role: str) -> None:
-        """Fetch `role`'s mail for ever, handing each message to the daemon's thread."""
-        said = ""
-        while True:
-            try:
-                sub = await self.transport.bind(role)
-                while True:
-                    try:
-                        msgs = await sub.fetch(PULL_BATCH, timeout=PULL_WAIT)
-                    except NatsTimeout:
-                        continue
-                    for msg in msgs:
-                        self._mail.put((role, Message(self.transport, msg)))
-                    self.wake()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # any failure: wait, then pull again
-                text = f"taking the mail of {role} failed, retrying: {exc or type(exc).__name__}"
-                if text != said:
-                    self.log.warning("%s", text)
-                    said = text
-                await asyncio.sleep(1.0)
-
     def take(self) -> list[tuple[str, incoming.Received]]:
-        """Write every message fetched so far into its role's inbox; (role, what became of it).
-
-        A message is acknowledged once its copy is durable; one that could not be kept
-        (an unsafe mailbox, a hub that did not answer) comes again a little later. A
-        lost acknowledgement only means the message comes again, and finds its copy.
-        """
-        done: list[tuple[str, incoming.Received]] = []
-        while True:
-            try:
-                role, msg = self._mail.get_nowait()
-            except queue.Empty:
-                return done
-            entry = self._local.get(role)
-            if entry is None:
-                continue  # the role left this host: its mail comes again to whoever runs it
-            result = incoming.store(role, entry.path, msg, self.hub)
-            try:
-                if result.status == incoming.HELD:
-                    msg.nak(HELD_DELAY)
-                else:
-                    msg.ack()
-            except TransportError as exc:
-                self.log.warning("acknowledging %s failed (it comes again): %s", result.name, exc)
-            done.append((role, result))
+        """Write every message fetched so far into its role's inbox (mailin.take)."""
+        return take(self._mail, self._local, self.hub, self.log)
 
     # -- heartbeats ---------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
 """What handoffd does on each pass: deliver every outbox, wake the recipients, sweep.
 
 handoffd (handoffd.py) calls `Dispatcher.run_once()` in a loop that sleeps on an
-event set by the arrivals (watch.py) whenever a file arrives in an outbox, the role
+event set by the arrivals (arrivals.py) whenever a file arrives in an outbox, the role
 table's directory or the daemon's, with a slow rescan as a safety net; signal handlers
-only set flags. `--once` runs a single pass. The daemon's files are `Paths`.
+only set flags. `--once` runs a single pass. The daemon's files are `Paths` (paths.py),
+what it tells of each pass is its `Report` (report.py).
 """
 
 from __future__ import annotations
@@ -11,26 +12,26 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from swarmforge import events, fsutil, locks, proc, roletable
+from swarmforge import locks, roletable
+from swarmforge.daemon.doorbell import Doorbell
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.report import Report
+from swarmforge.daemon.stranded import Stranded
+from swarmforge.daemon.sweep import sweep
 from swarmforge.daemon.wake import Waker
-from swarmforge.daemon.wakeups import Doorbell, Wakeups
+from swarmforge.daemon.wakeups import Wakeups
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff import delivery, message, waiting
+from swarmforge.handoff import delivery, waiting
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
-from swarmforge.handoff.outcome import DELIVERED, FAILED, HELD, Outcome
-from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
-from swarmforge.text import shown
+from swarmforge.handoff.outcome import HELD, Outcome
 
 if TYPE_CHECKING:
     from swarmforge.daemon.crossing import Crossing
 
 RESCAN_SECONDS = 5.0
 SWEEP_SECONDS = 300.0
-# Where helpers and the daemon write temporary files (the handoffs root itself too).
-SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
 # A sender's boxes: if one is not a real directory, its outbox is left alone.
 SENDING = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
 
@@ -42,75 +43,6 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _sweep_dir(directory: str) -> int:
-    """Remove the temporary files of dead processes in `directory`; how many."""
-    try:
-        names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
-    removed = 0
-    for name in names:
-        owner = fsutil.temp_owner(name)
-        if owner is None or proc.is_alive(owner):
-            continue
-        path = os.path.join(directory, name)
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                continue
-            os.unlink(path)
-        except FileNotFoundError:
-            continue
-        removed += 1
-    return removed
-
-
-def sweep(root: str, roles: dict[str, roletable.RoleEntry]) -> int:
-    """Remove the temporary files that killed writers left in the project at `root`; how many.
-
-    Every mailbox (each role's and the main checkout's: the mailbox root, each box and
-    each batch directory) and the daemon's directory are looked in. A temporary name
-    carries its writer's pid (fsutil.temp_name): only files of processes that are gone
-    are removed, never one a live process may still write.
-    """
-    directories = {Paths(root).dir}
-    for worktree in {root, *(e.path for e in roles.values())}:
-        box = Mailbox(worktree)
-        if box.problem() is not None:
-            continue  # a mailbox root that is a link: nothing is removed through it
-        directories.add(box.root)  # the sequence counter's temporary files
-        safe = [b for b in SWEPT if box.problem(b) is None]
-        directories.update(box.path(b) for b in safe)
-        for b in (Box.IN_PROCESS, Box.COMPLETED):
-            if b in safe:
-                directories.update(box.batches(b))
-    return sum(_sweep_dir(d) for d in sorted(directories))
-
-
-class Paths:
-    """The daemon's runtime files under `<root>/.swarmforge/daemon/`."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self.dir = os.path.join(root, DAEMON_DIR)
-        self.pid = os.path.join(self.dir, "handoffd.pid")
-        self.log = os.path.join(self.dir, "handoffd.log")
-        self.stop = os.path.join(self.dir, "stop")
-        self.lock = os.path.join(self.dir, "handoffd.lock")
-        self.roles = os.path.join(root, ROLES_TSV)
-        self.remote = os.path.join(root, REMOTE_TSV)
-
-
-class Stranded:
-    """The way to other hosts' roles when there is none: their mail waits in the outbox."""
-
-    def __init__(self, remote: Mapping[str, str], why: str) -> None:
-        self.roles = remote
-        self.why = why
-
-    def send(self, path: str, handoff: message.Handoff, recipients: list[str]) -> None:
-        raise SwarmforgeError(f"{', '.join(recipients)} run on another host and {self.why}")
 
 
 class Dispatcher:
@@ -131,10 +63,8 @@ class Dispatcher:
         self._roles_stamp: tuple[object, ...] | None = None
         self.stopping = False
         self.changed = Doorbell()
-        self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
         self.unsafe: dict[str, str] = {}  # mailbox root -> why its outbox is left alone
-        self.events = events.EventLog(root, on_error=self._event_dropped)
-        self._dropping = ""  # the last error that dropped an event, logged once
+        self.report = Report(root, log)
 
     def load_roles(self) -> bool:
         """Re-read roles.tsv (and remote.tsv) if it changed; True if the role table is new."""
@@ -234,16 +164,17 @@ class Dispatcher:
             try:
                 outcome = delivery.deliver(path, self.roles, is_tracked=tracked, remote=remote)
             except (OSError, UnsafeMailbox) as exc:
-                self._stuck(path, str(exc))
+                self.report.stuck_at(path, str(exc))
                 continue
-            self._record(outcome)
+            self.report.outcome(outcome, self.remote)
+            for role in outcome.copied:
+                self.wakeups.add(role)
             if outcome.status == HELD:
-                self._stuck(path, outcome.reason)
+                self.report.stuck_at(path, outcome.reason)
             else:
-                self.stuck.pop(path, None)
+                self.report.unstuck(path)
             outcomes.append(outcome)
-        for path in set(self.stuck) - {path for path, _ in files}:
-            del self.stuck[path]
+        self.report.still_waiting({path for path, _ in files})
         self.wakeups.send(self.roles, self.paths.root, time.monotonic())
         return outcomes
 
@@ -252,77 +183,14 @@ class Dispatcher:
         if self.crossing is None:
             return
         for role, got in self.crossing.take():
-            if got.status == "delivered":
-                self.log.info("delivered %s to %s (from another host)", got.name, role)
-                fields = {"name": got.name, "from": got.sender or None, "to": role}
-                self.events.emit("handoff-delivered", {**fields, "priority": got.priority or None})
-                for problem in got.unchecked:
-                    self.log.warning("%s", problem)
-                self.events.emit_many(("merge-conflict", c) for c in got.conflicts)
+            if self.report.arrival(role, got):
                 self.wakeups.add(role)
-            elif got.status == "failed":
-                self.log.error("failed %s from another host: %s", shown(got.name), got.reason)
-                self.events.emit(
-                    "handoff-failed", {"name": got.name, "to": role, "reason": got.reason}
-                )
-            elif got.status == "held":
-                self.log.warning("holding %s for %s: %s", shown(got.name), role, got.reason)
-
-    def _stuck(self, path: str, error: str) -> None:
-        """Log a file that can be neither delivered nor failed once, not on every pass."""
-        if self.stuck.get(path) != error:
-            self.log.error("delivering %s failed, will retry: %s", shown(path), error)
-            self.stuck[path] = error
-            self.events.emit("handoff-held", {"name": os.path.basename(path), "reason": error})
-
-    def _event_dropped(self, exc: OSError) -> None:
-        """Log an event log that cannot be written once, not on every event."""
-        if str(exc) != self._dropping:
-            self.log.warning("events are not recorded: %s", exc)
-            self._dropping = str(exc)
-
-    def _record(self, outcome: Outcome) -> None:
-        sender = {"from": outcome.sender} if outcome.sender else {}
-        if outcome.status == FAILED:
-            self.log.error("failed %s: %s", shown(outcome.name), outcome.reason)
-            failed = {"name": outcome.name, **sender, "reason": outcome.reason}
-            self.events.emit("handoff-failed", failed)
-        elif outcome.status == DELIVERED:
-            self.log.info(
-                "delivered %s to %s",
-                outcome.name,
-                ",".join(outcome.copied) or "(every copy was already there)",
-            )
-        elif outcome.status == HELD and outcome.copied:
-            self.log.info("delivered %s to %s only", outcome.name, ",".join(outcome.copied))
-        for role in outcome.published:
-            host = self.remote.get(role) or "the first host"
-            self.log.info("sent %s to %s on %s", outcome.name, role, host)
-        self.events.emit_many(
-            (
-                "handoff-sent",
-                {"name": outcome.name, **sender, "to": role, "host": self.remote.get(role) or None},
-            )
-            for role in outcome.published
-        )
-        self.events.emit_many(
-            (
-                "handoff-delivered",
-                {"name": outcome.name, **sender, "to": role, "priority": outcome.priority or None},
-            )
-            for role in outcome.copied
-        )
-        for problem in outcome.unchecked:
-            self.log.warning("%s", problem)
-        self.events.emit_many(("merge-conflict", fields) for fields in outcome.conflicts)
-        for role in outcome.copied:
-            self.wakeups.add(role)
 
     def stop_requested(self) -> bool:
         """True if a stop was asked for by signal or by the stop file.
 
         A stop file made by hand is consumed; the one a running `stop` holds stays
-        until that `stop` has seen every daemon go (handoffd.stop removes it).
+        until that `stop` has seen every daemon go (stopping.stop removes it).
         """
         if os.path.lexists(self.paths.stop):
             self.stopping = True

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from swarmforge.config import sessionrecord
-from swarmforge.daemon import handoffd
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import read_pid, running_pid
 from swarmforge.doctor.check import Check
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.layout import SESSION_RECORD
@@ -16,11 +16,11 @@ from swarmforge.layout import SESSION_RECORD
 def check_daemon(root: str) -> Check:
     """The delivery daemon runs, or at least left no stale pid file behind."""
     paths = Paths(root)
-    pid = handoffd.running_pid(paths)
+    pid = running_pid(paths)
     if pid is not None:
         return Check("daemon", "ok", f"running (pid {pid})" if pid else "starting")
     if os.path.lexists(paths.pid):
-        gone = f"process {handoffd.read_pid(paths) or '?'} is gone"
+        gone = f"process {read_pid(paths) or '?'} is gone"
         fix = "`swarmforge gc` cleans it"
         return Check("daemon", "warn", f"not running, but {paths.pid} remains ({gone})", fix)
     return Check("daemon", "ok", "not running")

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, field
 
 from swarmforge import roletable
 from swarmforge.config import sessionlock, sessionrecord
-from swarmforge.daemon import handoffd
-from swarmforge.daemon.dispatcher import Paths
-from swarmforge.daemon.dispatcher import sweep as mailbox_sweep
+from swarmforge.daemon import stopping
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.sweep import sweep as mailbox_sweep
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo, worktrees
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
@@ -89,7 +89,7 @@ def gc_held(root: str, artifacts: bool = False) -> GcReport:
     pid_files: list[str] = []
     if not live:
         processes = stop_processes(root, record)
-        daemon = handoffd.stop(root)
+        daemon = stopping.stop(root)
         if record is not None and record.state == "running":
             record_stopped(root)
         pid_files = _stale_pid_files(root)

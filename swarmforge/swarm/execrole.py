@@ -29,7 +29,7 @@ from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
-from swarmforge.daemon.wakeups import Doorbell
+from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.done import done_batch, done_task
 from swarmforge.handoff.mailbox import Box, Mailbox

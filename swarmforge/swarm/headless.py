@@ -22,7 +22,7 @@ from swarmforge.agents import lifecycle, probe
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import Restart, Settings, load_settings
-from swarmforge.daemon.wakeups import Doorbell
+from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock

@@ -22,7 +22,7 @@ from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
-from swarmforge.daemon import handoffd
+from swarmforge.daemon import starting, stopping
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import names, worktrees
 from swarmforge.git.project import ensure_first_commit
@@ -231,7 +231,7 @@ def _start(
         record.inhibitor_pid = _start_inhibitor(tag_env)
         sessionrecord.save(root, record)
     kind = "tmux" if record.backend == "tmux" else "none"
-    pid, _ = handoffd.start(root, ["--notify", kind], env=tag_env)
+    pid, _ = starting.start(root, ["--notify", kind], env=tag_env)
     progress(f"delivery daemon running (pid {pid})")
     if record.backend == "tmux":
         pause = STAGGER["tmux"] if stagger is None else stagger
@@ -356,7 +356,7 @@ def _down(root: str, purge: bool, progress: Progress) -> Stopped:
     """`down`, by a caller that holds the session lock."""
     record = sessionrecord.load(root)
     ended = stop_processes(root, record)
-    daemon = handoffd.stop(root)
+    daemon = stopping.stop(root)
     progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
     rescued: dict[str, str | None] = {}
     removed: list[str] = []

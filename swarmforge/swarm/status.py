@@ -15,8 +15,11 @@ from swarmforge.config.alertsettings import StallSettings
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
-from swarmforge.daemon import budget, handoffd
-from swarmforge.daemon.dispatcher import Paths
+from swarmforge.daemon.budget import limits as budgetlimits
+from swarmforge.daemon.budget.limits import Limits
+from swarmforge.daemon.budget.spent import role_spent
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile
 from swarmforge.git import command
 from swarmforge.handoff import message
@@ -282,12 +285,12 @@ def stall_seconds(root: str) -> float:
         return StallSettings().seconds  # `up` names the fault; a status view still works
 
 
-def budgets(root: str) -> budget.Limits:
+def budgets(root: str) -> Limits:
     """The project's token budgets; none when swarmforge.toml cannot be read."""
     try:
-        return budget.limits(root)
+        return budgetlimits.limits(root)
     except CorruptFile:
-        return budget.Limits()  # `up` names the fault; a status view still works
+        return Limits()  # `up` names the fault; a status view still works
 
 
 def role_status(
@@ -296,7 +299,7 @@ def role_status(
     role: RoleRecord,
     now: float,
     stall_after: float | None = None,
-    limits: budget.Limits | None = None,
+    limits: Limits | None = None,
     port_conflict: PortHolder | None = None,
     sizes: bool = False,
     table: tagging.ProcessTable | None = None,
@@ -326,7 +329,7 @@ def role_status(
         agent_state=_agent_state(
             root, record, role, stall_seconds(root) if stall_after is None else stall_after, table
         ),
-        tokens=budget.role_spent(root, record, role),
+        tokens=role_spent(root, record, role),
         budget=(budgets(root) if limits is None else limits).role(role.name),
         setup_failed=failure(root, role.name),
         port_conflict=port_conflict,
@@ -352,7 +355,7 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
     """
     root = os.path.realpath(root)
     record = sessionrecord.load(root)
-    daemon = handoffd.running_pid(Paths(root))
+    daemon = running_pid(Paths(root))
     if record is None:
         return SwarmStatus(
             root,

@@ -1,0 +1,56 @@
+"""Sweeping: removing the temporary files that killed writers left in the project's mailboxes."""
+
+from __future__ import annotations
+
+import os
+
+from swarmforge import fsutil, proc, roletable
+from swarmforge.daemon.paths import Paths
+from swarmforge.handoff.mailbox import Box, Mailbox
+
+# Where helpers and the daemon write temporary files (the handoffs root itself too).
+SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
+
+
+def _sweep_dir(directory: str) -> int:
+    """Remove the temporary files of dead processes in `directory`; how many."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    removed = 0
+    for name in names:
+        owner = fsutil.temp_owner(name)
+        if owner is None or proc.is_alive(owner):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        removed += 1
+    return removed
+
+
+def sweep(root: str, roles: dict[str, roletable.RoleEntry]) -> int:
+    """Remove the temporary files that killed writers left in the project at `root`; how many.
+
+    Every mailbox (each role's and the main checkout's: the mailbox root, each box and
+    each batch directory) and the daemon's directory are looked in. A temporary name
+    carries its writer's pid (fsutil.temp_name): only files of processes that are gone
+    are removed, never one a live process may still write.
+    """
+    directories = {Paths(root).dir}
+    for worktree in {root, *(e.path for e in roles.values())}:
+        box = Mailbox(worktree)
+        if box.problem() is not None:
+            continue  # a mailbox root that is a link: nothing is removed through it
+        directories.add(box.root)  # the sequence counter's temporary files
+        safe = [b for b in SWEPT if box.problem(b) is None]
+        directories.update(box.path(b) for b in safe)
+        for b in (Box.IN_PROCESS, Box.COMPLETED):
+            if b in safe:
+                directories.update(box.batches(b))
+    return sum(_sweep_dir(d) for d in sorted(directories))
