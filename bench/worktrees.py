@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import git  # bench/ is the script's directory, first on sys.path
 
-from swarmforge import proc
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create, remove
+from swarmforge.proc import spawn
 
 TARGET = {"small": 1.0, "large": 1.1}
 SMALL_FACTOR = 5
@@ -56,7 +56,7 @@ def make_repo(path: Path, files: int) -> str:
 
 
 def _must(argv: list[str]) -> None:
-    result = proc.run(argv)
+    result = spawn.run(argv)
     if not result.ok:
         raise SystemExit(f"{' '.join(argv)} failed: {result.stderr.decode()}")
 

@@ -28,7 +28,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import status
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, require_cli
 from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf

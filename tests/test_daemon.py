@@ -21,7 +21,7 @@ from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import Dispatcher, Paths
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import queue_note as send
 from tests.support import run_cli as sf

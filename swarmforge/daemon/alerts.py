@@ -35,8 +35,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from swarmforge import events, proc
+from swarmforge import events
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import popen, spawn
 
 BURST = 2.0  # seconds a notification waits for more events of its trigger
 TIMEOUT = 30.0  # seconds a notification command may take before it is killed
@@ -123,12 +124,12 @@ class Alerts:
             events = self._pending.pop(trigger)
         data = json.dumps(payload(trigger, events)).encode() + b"\n"
         try:
-            child = proc.start(
+            child = popen.start(
                 self.command,
                 cwd=self.cwd,
-                stdin=proc.PIPE,
-                stdout=proc.DEVNULL,
-                stderr=proc.PIPE,
+                stdin=popen.PIPE,
+                stdout=popen.DEVNULL,
+                stderr=popen.PIPE,
                 session=True,
             )
         except OSError as exc:
@@ -138,7 +139,7 @@ class Alerts:
         if wrong:
             self.log(f"notification for {trigger}: {self.command[0]} {wrong}")
 
-    def _outcome(self, child: proc.Started, data: bytes) -> str | None:
+    def _outcome(self, child: popen.Started, data: bytes) -> str | None:
         """Feed `data` to `child` and wait for it: what went wrong, or None."""
         with child:  # its pipes closed and it waited for, whatever happens
             try:
@@ -158,7 +159,7 @@ class Alerts:
         return None
 
 
-def _end(child: proc.Started) -> None:
+def _end(child: popen.Started) -> None:
     """Kill `child` with whatever it started (its own session): hung notifications must
     not pile up."""
     with contextlib.suppress(ProcessLookupError):
@@ -227,7 +228,7 @@ def summary(note: Mapping[str, object]) -> tuple[str, str]:
 def notify_send(data: str) -> None:
     """Show the notification whose JSON is `data` on the desktop, through notify-send."""
     title, text = summary(_note(data))
-    done = proc.run(["notify-send", "--app-name=swarmforge", title, text])
+    done = spawn.run(["notify-send", "--app-name=swarmforge", title, text])
     if not done.ok:
         said = done.stderr.decode(errors="replace").strip()
         raise SwarmforgeError(f"notify-send failed: {said or f'exit {done.returncode}'}")
@@ -235,7 +236,7 @@ def notify_send(data: str) -> None:
 
 def bell(root: str) -> int:
     """Ring the terminal of every tmux client attached to the swarm of `root`; how many."""
-    from swarmforge.tmux import Tmux, project_socket
+    from swarmforge.tmux.server import Tmux, project_socket
 
     return sum(ring(tty) for tty in Tmux(project_socket(root)).client_ttys())
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from swarmforge import events, fsutil, locks, proc, roletable
+from swarmforge import events, fsutil, locks, roletable
 from swarmforge.daemon.wake import Waker
 from swarmforge.daemon.wakeups import Doorbell, Wakeups
 from swarmforge.errors import SwarmforgeError
@@ -22,6 +22,7 @@ from swarmforge.handoff import delivery, message, waiting
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.outcome import DELIVERED, FAILED, HELD, Outcome
 from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
+from swarmforge.proc import liveness
 from swarmforge.text import shown
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def _sweep_dir(directory: str) -> int:
     removed = 0
     for name in names:
         owner = fsutil.temp_owner(name)
-        if owner is None or proc.is_alive(owner):
+        if owner is None or liveness.is_alive(owner):
             continue
         path = os.path.join(directory, name)
         try:

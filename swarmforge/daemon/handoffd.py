@@ -13,7 +13,7 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, logfile, proc, roletable, tagging
+from swarmforge import fsutil, logfile, roletable, tagging
 from swarmforge.daemon.alerts import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
@@ -22,6 +22,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import waiting
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.locks import FileLock, HeldMarker, is_held, remove_unless_held
+from swarmforge.proc import detach
 from swarmforge.waiting import wait_until
 
 START_TIMEOUT = 15.0
@@ -214,7 +215,7 @@ def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None)
     """Start `argv` in the background, detached; its pid."""
     log = logfile.open_log(paths.log)
     try:
-        return proc.detach(argv, cwd=root, extra=env, log=log)  # its output goes to the log
+        return detach.detach(argv, cwd=root, extra=env, log=log)  # its output goes to the log
     finally:
         os.close(log)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil, proc
+from swarmforge import fsutil
+from swarmforge.proc import detach
 from swarmforge.run.commandtask import run_command
 
 
@@ -49,7 +50,7 @@ def start_background(
         "--",
         *argv,
     ]
-    return proc.detach(wrapper, env=env)  # adopted by init: it outlives us
+    return detach.detach(wrapper, env=env)  # adopted by init: it outlives us
 
 
 def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
