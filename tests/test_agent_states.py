@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events
+from swarmforge import eventread, events
 from swarmforge.agents import evidence, hints, lifecycle, staterecord
 from swarmforge.agents.claude.hooks import from_claude
 from swarmforge.agents.codex import hooks as codexhooks
@@ -313,7 +313,7 @@ def wait_state(
 
 
 def recorded_states(repo: Path, role: str) -> list[str]:
-    chunk = events.read(events.log_path(str(repo)))
+    chunk = eventread.read(events.log_path(str(repo)))
     return [
         str(e["state"]) for e in chunk.events if e["kind"] == "agent-state" and e["role"] == role
     ]

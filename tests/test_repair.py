@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events, fsutil, times
+from swarmforge import eventread, events, fsutil, times
 from swarmforge.config import sessionrecord
 from swarmforge.handoff import drafttext, message
 from swarmforge.handoff.done import done_task
@@ -65,7 +65,7 @@ def listing(root: Path) -> dict[str, bytes]:
 
 
 def logged(root: Path, kind: str) -> list[dict[str, object]]:
-    chunk = events.read(events.log_path(str(root)))
+    chunk = eventread.read(events.log_path(str(root)))
     assert chunk.bad == []
     return [e for e in chunk.events if e["kind"] == kind]
 

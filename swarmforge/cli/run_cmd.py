@@ -9,7 +9,7 @@ import time
 
 from swarmforge.cli.common import emit, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
-from swarmforge.roletable import CHECKOUT, HERE
+from swarmforge.projectroot import CHECKOUT, HERE
 
 # A planned run needs no swarm: its project is the enclosing checkout, or the directory.
 PLANNED = (CHECKOUT, HERE)
@@ -182,7 +182,7 @@ def _run_line(run: RunView) -> str:
 
 
 def _event_line(data: dict[str, object]) -> str:
-    from swarmforge.events import words
+    from swarmforge.eventline import words
 
     # Nested values (a checkpoint's states, a summary's counts) as compact JSON, lists as a,b.
     rest = " ".join(f"{k}={words(v)}" for k, v in data.items() if k not in ("seq", "ts", "kind"))

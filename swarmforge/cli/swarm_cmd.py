@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.cli.common import VIEWED, emit, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
-from swarmforge.roletable import ANYWHERE, CONFIG, HERE
+from swarmforge.projectroot import ANYWHERE, CONFIG, HERE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -25,10 +25,11 @@ from swarmforge.config.prompts import (
     shipped_packs_dir,
     shipped_roles_dir,
 )
-from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, SwarmConfig
+from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
 from swarmforge.config.settings import settings_path
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import repo
+from swarmforge.layout import CONFIG_FILE
 
 DEFAULT_PACK = "two-pack"
 PACK_CONFIG = "swarmforge.conf"

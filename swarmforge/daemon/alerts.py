@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from swarmforge import events
+from swarmforge import eventline, eventread, events
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import popen, spawn
 
@@ -175,7 +175,7 @@ class Follower:
         self.log = log
         self.path = events.log_path(root)
         # Only what happens from now on notifies: start at the log's current end.
-        self.offset = events.tail(self.path, 0).end  # the end, found without reading it all
+        self.offset = eventread.tail(self.path, 0).end  # the end, found without reading it all
         self.line = 0
         self.alerts: Alerts | None = None
         self._loaded = False
@@ -184,7 +184,7 @@ class Follower:
     def poll(self) -> None:
         """Feed the events appended since the last poll."""
         self._load()
-        chunk = events.read(self.path, self.offset, self.line)
+        chunk = eventread.read(self.path, self.offset, self.line)
         self.offset, self.line = chunk.end, chunk.lines
         if self.alerts is not None and chunk.events:
             self.alerts.feed(chunk.events)
@@ -221,8 +221,8 @@ def summary(note: Mapping[str, object]) -> tuple[str, str]:
     trigger = str(note.get("trigger") or note.get("kind") or "event")
     burst = note.get("events")
     if isinstance(burst, list) and burst and isinstance(burst[0], dict):
-        return f"swarmforge: {note.get('count')} x {trigger}", events.line(burst[-1])
-    return f"swarmforge: {trigger}", events.line(note)
+        return f"swarmforge: {note.get('count')} x {trigger}", eventline.line(burst[-1])
+    return f"swarmforge: {trigger}", eventline.line(note)
 
 
 def notify_send(data: str) -> None:

@@ -19,7 +19,7 @@ from swarmforge.git import repo
 from swarmforge.git.command import git, run
 from swarmforge.git.objects import lookup
 from swarmforge.proc import policy
-from swarmforge.roletable import git_dir_of
+from swarmforge.projectroot import git_dir_of
 
 
 def refuse_unless_leftover(

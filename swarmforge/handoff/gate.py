@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import events, fsutil, roletable
+from swarmforge import events, fsutil, projectroot, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import sequence
 from swarmforge.handoff.draft import Draft
@@ -39,7 +39,7 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     sender = role
     if not sender:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    root = roletable.find_root(cwd)
+    root = projectroot.find_root(cwd)
     roles = roletable.read_roles(root)
     if sender not in roles:
         raise SwarmforgeError(f"Unknown sender role: {sender}")

@@ -22,11 +22,12 @@ from swarmforge.agents.codex.trust import Provider
 from swarmforge.agents.seed import seed_home
 from swarmforge.config.conf import load_config
 from swarmforge.config.role import EXEC
-from swarmforge.config.roster import SWARMFORGE_DIR, SwarmConfig
+from swarmforge.config.roster import SwarmConfig
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup
 from swarmforge.handoff import fromuser
+from swarmforge.layout import SWARMFORGE_DIR
 from swarmforge.rehearse.director import Director, Played
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.script import Script, check_roles, load_script

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.roletable import SESSION_UNSAFE_CHARS
+from swarmforge.rolenames import SESSION_UNSAFE_CHARS
 
 # tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
 # name with one of these would not be found again under the name it was given.

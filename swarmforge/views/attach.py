@@ -25,7 +25,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
 from swarmforge.proc import replace, spawn
-from swarmforge.roletable import shown_name
+from swarmforge.rolenames import shown_name
 from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.tmux.usertmux import new_window_argv
 
