@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.daemon import handoffd, wake
 from swarmforge.daemon.dispatcher import Dispatcher, Paths
 from swarmforge.errors import SwarmforgeError
@@ -192,7 +192,7 @@ KILLED_WRITER = """
 import os, sys
 from swarmforge import fsutil
 for path in sys.argv[1:]:
-    fsutil.write_new(fsutil.temp_name(path), b"half")
+    filewrite.write_new(filewrite.temp_name(path), b"half")
 os.kill(os.getpid(), 9)
 """
 
@@ -220,8 +220,8 @@ def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
     )
     assert len(dead) == 4
     # A file a live process is still writing is never touched.
-    alive = fsutil.temp_name(coder.path(Box.OUTBOX_TMP, "50_w.handoff"))
-    fsutil.write_new(alive, b"being written")
+    alive = filewrite.temp_name(coder.path(Box.OUTBOX_TMP, "50_w.handoff"))
+    filewrite.write_new(alive, b"being written")
     if sweeper == "gc":
         # With no daemon running: gc sweeps the same places.
         report = json.loads(sf("gc", "--json", cwd=swarm.root).stdout)

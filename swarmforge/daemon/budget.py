@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from swarmforge import events, fsutil, times
+from swarmforge import events, filewrite, fsutil, times
 from swarmforge.agents.registry import agent
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config import rolerecord, sessionrecord
@@ -167,7 +167,7 @@ def _remember(path: str, run_id: str, scopes: list[str]) -> None:
     """Record that `scopes` were reported in run `run_id` (before their events are written)."""
     fsutil.makedirs(os.path.dirname(path))
     text = json.dumps({"run": run_id, "reported": scopes}, indent=2) + "\n"
-    fsutil.atomic_write(path, text.encode())
+    filewrite.atomic_write(path, text.encode())
 
 
 class Tracker:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from swarmforge import events, fsutil, locks, roletable
+from swarmforge import events, filewrite, locks, roletable
 from swarmforge.daemon.wake import Waker
 from swarmforge.daemon.wakeups import Doorbell, Wakeups
 from swarmforge.errors import SwarmforgeError
@@ -53,7 +53,7 @@ def _sweep_dir(directory: str) -> int:
         return 0
     removed = 0
     for name in names:
-        owner = fsutil.temp_owner(name)
+        owner = filewrite.temp_owner(name)
         if owner is None or liveness.is_alive(owner):
             continue
         path = os.path.join(directory, name)
@@ -72,7 +72,7 @@ def sweep(root: str, roles: dict[str, roletable.RoleEntry]) -> int:
 
     Every mailbox (each role's and the main checkout's: the mailbox root, each box and
     each batch directory) and the daemon's directory are looked in. A temporary name
-    carries its writer's pid (fsutil.temp_name): only files of processes that are gone
+    carries its writer's pid (filewrite.temp_name): only files of processes that are gone
     are removed, never one a live process may still write.
     """
     directories = {Paths(root).dir}

@@ -13,7 +13,7 @@ from types import FrameType
 
 import psutil
 
-from swarmforge import fsutil, logfile, roletable, tagging
+from swarmforge import filewrite, fsutil, logfile, roletable, tagging
 from swarmforge.daemon.alerts import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher, Paths
@@ -72,7 +72,7 @@ def run(root: str, waker: Waker, *, once: bool = False) -> int:
         delivered = 0
         try:
             _link(daemon, once)
-            fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
+            filewrite.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
             log.info("started (pid %d, waker %s)", os.getpid(), waker.name)
             daemon.load_roles()
             daemon.sweep()

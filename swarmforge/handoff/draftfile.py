@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge import fsutil
+from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.draft import MAX_BYTES
 from swarmforge.handoff.refusal import HandoffInvalid
@@ -41,7 +41,7 @@ def claim(path: str, label: str) -> str:
 def unclaim(claimed: str, path: str) -> None:
     """Give a draft that was not queued back its name (kept as claimed if that is taken)."""
     try:
-        fsutil.move_noreplace(claimed, path)
+        filewrite.move_noreplace(claimed, path)
     except OSError:
         pass  # a new draft was written meanwhile: the claimed copy stays beside it
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.proc import detach
 from swarmforge.run.commandtask import run_command
 
@@ -56,7 +56,7 @@ def start_background(
 def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
     """The detached worker itself: run the command, write the report, drop the pid file."""
     marker = pid_file(reports, task_id)
-    fsutil.atomic_write(marker, f"{os.getpid()}\n".encode())
+    filewrite.atomic_write(marker, f"{os.getpid()}\n".encode())
     try:
         outcome = run_command(
             task_id,

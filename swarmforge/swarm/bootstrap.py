@@ -30,7 +30,7 @@ from dataclasses import asdict
 from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from swarmforge import fsutil, times
+from swarmforge import filewrite, fsutil, times
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.errors import shell_status
@@ -103,7 +103,7 @@ def _mark(root: str, found: SetupFailure, durable: bool = True) -> None:
     path = mark_path(root, found.role)
     fsutil.makedirs(os.path.dirname(path))
     data = (json.dumps(found.as_json(), indent=2) + "\n").encode()
-    fsutil.atomic_write(path, data, durable=durable)
+    filewrite.atomic_write(path, data, durable=durable)
 
 
 def _clear(root: str, role: str) -> None:

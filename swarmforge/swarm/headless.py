@@ -17,7 +17,7 @@ import signal
 import time
 from types import FrameType
 
-from swarmforge import fsutil, logfile, tagging
+from swarmforge import filewrite, logfile, tagging
 from swarmforge.agents import lifecycle, probe
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
@@ -130,7 +130,7 @@ def serve(root: str) -> None:
             _start_due(root, run_id, children, pacer, log)
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the session record is complete by then.
-            fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
+            filewrite.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
             refreshed = 0.0
             while not stopping:
                 first = _start_due(root, run_id, children, pacer, log)
