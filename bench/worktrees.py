@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge.git.project import ensure_repository
-from swarmforge.git.worktrees import create, remove
+from swarmforge.git.removing import remove
+from swarmforge.git.worktrees import create
 from swarmforge.proc import spawn
 
 TARGET = {"small": 1.0, "large": 1.1}

@@ -24,7 +24,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import names, worktrees
+from swarmforge.git import names, removing, worktrees
 from swarmforge.git.project import ensure_first_commit
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
@@ -315,7 +315,7 @@ def _purge(
     for role in record.roles:
         if role.worktree in ("master", "none"):
             continue
-        removal = worktrees.remove(
+        removal = removing.remove(
             root, role.worktree, rescue_ref=names.rescue_ref(record.run_id, role.worktree)
         )
         rescued[role.name] = removal.rescued
