@@ -4,7 +4,7 @@ Targets (medians of create + remove, ours / git's):
   small repository (a few files)          <= 1.0
   generated repository of 20,000 files    <= 1.1
 
-Both sides spawn git through the same entry point (swarmforge.proc.run), run on
+Both sides spawn git through the same entry point (swarmforge.proc.spawn.run), run on
 the same repository, and alternate which goes first in each repetition,
 because machines here are shared and noisy. The 20,000-file repository is
 generated and committed once per invocation in a temporary directory.

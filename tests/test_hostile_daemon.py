@@ -190,7 +190,7 @@ def test_state_an_older_version_left_open_to_others_is_narrowed_on_use(swarm: Pr
 
 KILLED_WRITER = """
 import os, sys
-from swarmforge import fsutil
+from swarmforge import filewrite
 for path in sys.argv[1:]:
     filewrite.write_new(filewrite.temp_name(path), b"half")
 os.kill(os.getpid(), 9)

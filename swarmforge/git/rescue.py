@@ -44,7 +44,7 @@ def _tree_of(checkout: repo.Checkout) -> str:
     os.close(fd)
     try:
         try:
-            # A scratch file deleted below, not state, so fsutil.atomic_write is not needed.
+            # A scratch file deleted below, not state, so filewrite.atomic_write is not needed.
             shutil.copyfile(os.path.join(checkout.git_dir, "index"), scratch)
         except FileNotFoundError:
             os.unlink(scratch)  # no index yet: git starts an empty one; an empty file is corrupt
