@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import git  # bench/ is the script's directory, first on sys.path
 
-from swarmforge import proc
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create
+from swarmforge.proc import policy, spawn
 from swarmforge.swarm import bootstrap
 
 TARGET = 1.3
@@ -66,7 +66,7 @@ def make_repo(path: Path, files: int) -> str:
 
 
 def _must(argv: list[str]) -> None:
-    result = proc.run(argv)
+    result = spawn.run(argv)
     if not result.ok:
         raise SystemExit(f"{' '.join(argv)} failed: {result.stderr.decode()}")
 
@@ -112,7 +112,7 @@ def ours(root: str, n: int) -> float:
     os.makedirs(os.path.dirname(log), exist_ok=True)
     start = time.perf_counter()
     create(root, name, role.branch)
-    failed = bootstrap.run(root, role, SETTINGS, proc.child_env(), log)
+    failed = bootstrap.run(root, role, SETTINGS, policy.child_env(), log)
     took = time.perf_counter() - start
     if failed is not None or not os.path.islink(f"{role.path}/node_modules"):
         raise SystemExit(f"bootstrap failed: {failed}")

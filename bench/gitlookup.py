@@ -28,8 +28,8 @@ from pathlib import Path
 
 from _common import commit, git  # bench/ is the script's directory, first on sys.path
 
-from swarmforge import proc
 from swarmforge.git import objects
+from swarmforge.proc import spawn
 
 Probe = Callable[[], object]
 
@@ -80,7 +80,7 @@ def timed(probes: dict[str, Probe], reps: int) -> dict[str, float]:
 def import_ms(statements: dict[str, str], reps: int) -> dict[str, float]:
     """Median milliseconds of a fresh interpreter running each statement."""
     probes: dict[str, Probe] = {
-        name: (lambda code=code: proc.run([sys.executable, "-c", code]))
+        name: (lambda code=code: spawn.run([sys.executable, "-c", code]))
         for name, code in statements.items()
     }
     return timed(probes, reps)

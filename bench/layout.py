@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 # Lowest first. "" is the base modules at the top of the package.
 LAYERS = (
     "",
+    "proc",
+    "tmux",
     "git",
     "config",
     "handoff",

@@ -63,7 +63,7 @@ from swarmforge.daemon.running import running_pid
 from swarmforge.events import EventLog, log_path
 from swarmforge.handoff import fromuser
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from swarmforge.views.snapshot import Snapshot, snapshot
 from swarmforge.views.watch.app import WatchApp
 from swarmforge.views.watch.table import COLUMNS

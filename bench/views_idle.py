@@ -63,7 +63,7 @@ from views import (  # bench/ is the script's directory, first on sys.path
 )
 
 from swarmforge.events import log_path
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 
 REPO = Path(__file__).resolve().parents[1]
 SETTLE = 3.0  # seconds each view runs after its first rows before the window opens

@@ -33,7 +33,7 @@ from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Reply
 from swarmforge.swarm import session
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 
 ROLES = {"coder": "claude", "cleaner": "codex"}
 SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the next wake-up

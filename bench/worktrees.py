@@ -4,7 +4,7 @@ Targets (medians of create + remove, ours / git's):
   small repository (a few files)          <= 1.0
   generated repository of 20,000 files    <= 1.1
 
-Both sides spawn git through the same entry point (swarmforge.proc.run), run on
+Both sides spawn git through the same entry point (swarmforge.proc.spawn.run), run on
 the same repository, and alternate which goes first in each repetition,
 because machines here are shared and noisy. The 20,000-file repository is
 generated and committed once per invocation in a temporary directory.
@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import git  # bench/ is the script's directory, first on sys.path
 
-from swarmforge import proc
 from swarmforge.git.project import ensure_repository
-from swarmforge.git.worktrees import create, remove
+from swarmforge.git.removing import remove
+from swarmforge.git.worktrees import create
+from swarmforge.proc import spawn
 
 TARGET = {"small": 1.0, "large": 1.1}
 SMALL_FACTOR = 5
@@ -56,7 +57,7 @@ def make_repo(path: Path, files: int) -> str:
 
 
 def _must(argv: list[str]) -> None:
-    result = proc.run(argv)
+    result = spawn.run(argv)
     if not result.ok:
         raise SystemExit(f"{' '.join(argv)} failed: {result.stderr.decode()}")
 

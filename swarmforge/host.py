@@ -3,7 +3,7 @@
 Each function takes the faster way where this system offers it (`native`, or the
 `system` it is told), and a portable one elsewhere; the tests call both ways on Linux
 too. One more difference lives with what it serves: the command that keeps a machine
-awake while a swarm runs (`tmux.sleep_inhibitor_argv`).
+awake while a swarm runs (`proc/awake.py`).
 """
 
 from __future__ import annotations

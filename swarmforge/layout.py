@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 
+SWARMFORGE_DIR = "swarmforge"  # what the user writes: the roster, prompts and settings
+CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")  # the roster
+
 STATE_DIR = ".swarmforge"  # swarmforge's own state: mailboxes, session record, logs, locks
 WORKTREES_DIR = ".worktrees"  # the roles' worktrees, one directory per role or task
 STATE_DIRS = (STATE_DIR, WORKTREES_DIR)

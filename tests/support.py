@@ -20,7 +20,7 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.tmux import Tmux
+from swarmforge.tmux.server import Tmux
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin"

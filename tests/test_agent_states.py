@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events
+from swarmforge import eventread, events
 from swarmforge.agents import evidence, hints, lifecycle, staterecord
 from swarmforge.agents.claude.hooks import from_claude
 from swarmforge.agents.codex import hooks as codexhooks
@@ -28,7 +28,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm import status
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, require_cli
 from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
@@ -313,7 +313,7 @@ def wait_state(
 
 
 def recorded_states(repo: Path, role: str) -> list[str]:
-    chunk = events.read(events.log_path(str(repo)))
+    chunk = eventread.read(events.log_path(str(repo)))
     return [
         str(e["state"]) for e in chunk.events if e["kind"] == "agent-state" and e["role"] == role
     ]

@@ -8,12 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-from swarmforge import proc
 from swarmforge.config.alertsettings import NotifySettings
 from swarmforge.daemon.alerts.command import Alerts
 from swarmforge.daemon.alerts.readymade import bell, ring
 from swarmforge.daemon.alerts.triggers import payload, trigger_of
 from swarmforge.handoff.mailbox import Box
+from swarmforge.proc import liveness
 from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf
 
@@ -95,7 +95,7 @@ def test_each_way_a_command_fails_is_logged_as_it_happened(tmp_path: Path) -> No
     assert problems[4].startswith(f"{could_not} {tmp_path}/plain.txt: [Errno 13]")
     assert len(problems) == 5
     sleeper = int(left.read_text())
-    retry_until(lambda: not proc.is_alive(sleeper))
+    retry_until(lambda: not liveness.is_alive(sleeper))
 
 
 def test_the_daemon_notifies_a_failed_delivery_with_the_event(project: Project) -> None:

@@ -17,7 +17,7 @@ from swarmforge.config import sessionrecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
-from swarmforge.tmux import Tmux, project_socket
+from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
 from tests.support import VENV_BIN, copy_tree, fake_agent, kill_session, make_swarm, retry_until
 from tests.support import run_cli as sf

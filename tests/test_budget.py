@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events, times
+from swarmforge import eventread, events, times
 from swarmforge.agents.claude.tokens import claude_project_dir
 from swarmforge.config import sessionrecord
 from swarmforge.config.alertsettings import NotifySettings
@@ -86,7 +86,7 @@ class Swarm:
 
     def crossings(self) -> list[dict[str, object]]:
         """The budget-crossed events in the project's log."""
-        chunk = events.read(events.log_path(str(self.root)))
+        chunk = eventread.read(events.log_path(str(self.root)))
         return [e for e in chunk.events if e["kind"] == "budget-crossed"]
 
     def check(self) -> list[dict[str, object]]:
@@ -209,7 +209,7 @@ def test_a_budget_crossed_notifies_the_configured_command(tmp_path: Path) -> Non
     problems: list[str] = []
     command = [sys.executable, "-c", RECORDER, str(out)]
     alerts = Alerts(command, NotifySettings().on, cwd=str(swarm.root), log=problems.append, burst=0)
-    alerts.feed(events.read(events.log_path(str(swarm.root))).events)
+    alerts.feed(eventread.read(events.log_path(str(swarm.root))).events)
     alerts.wait()
     (note,) = recorded(out)
     (event,) = swarm.crossings()

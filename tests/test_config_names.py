@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from swarmforge.config.conf import load_config, parse_config
 from swarmforge.config.roster import RoleSpec
 from swarmforge.errors import CorruptFile
-from swarmforge.roletable import parse_roles, role_name_problem
+from swarmforge.rolenames import role_name_problem
+from swarmforge.roletable import parse_roles
 from tests.support import git, run_cli
 
 CONF = "/p/swarmforge/swarmforge.conf"

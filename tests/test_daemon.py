@@ -23,7 +23,7 @@ from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import running_pid
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.support import VENV_BIN, Project, retry_until
 from tests.support import queue_note as send
 from tests.support import run_cli as sf

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge import roletable as sfproject
 from swarmforge.handoff import copies, delivery, message, waiting
 from swarmforge.handoff.mailbox import Box
@@ -140,7 +140,7 @@ def test_pending_ignores_temporary_and_hidden_files(swarm: Project) -> None:
 def test_publish_never_replaces(tmp_path: Path) -> None:
     final = tmp_path / "a.handoff"
     final.write_text("first")
-    tmp = fsutil.temp_name(str(final))
-    fsutil.write_new(tmp, b"second")
-    assert fsutil.publish(tmp, str(final)) is False
+    tmp = filewrite.temp_name(str(final))
+    filewrite.write_new(tmp, b"second")
+    assert filewrite.publish(tmp, str(final)) is False
     assert final.read_text() == "first" and not os.path.exists(tmp)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import roletable
+from swarmforge import projectroot
 from swarmforge.agents.seed import seed_home
 from swarmforge.config import sessionrecord
 from swarmforge.config.rolerecord import RoleRecord
@@ -237,8 +237,8 @@ def test_python_and_tool_versions_are_compared_to_the_minimums() -> None:
 
 def test_doctor_finds_the_project_from_inside_it(tmp_path: Path) -> None:
     root = init(tmp_path / "p")
-    everywhere = (*roletable.ANYWHERE, roletable.HERE)
-    assert roletable.locate(str(root / "swarmforge" / "roles"), everywhere) == str(root)
-    assert roletable.locate(str(tmp_path), everywhere) == str(tmp_path)
-    assert roletable.locate(str(tmp_path), roletable.ANYWHERE) is None
-    assert roletable.locate(str(root), roletable.ANYWHERE) == str(root)
+    everywhere = (*projectroot.ANYWHERE, projectroot.HERE)
+    assert projectroot.locate(str(root / "swarmforge" / "roles"), everywhere) == str(root)
+    assert projectroot.locate(str(tmp_path), everywhere) == str(tmp_path)
+    assert projectroot.locate(str(tmp_path), projectroot.ANYWHERE) is None
+    assert projectroot.locate(str(root), projectroot.ANYWHERE) == str(root)

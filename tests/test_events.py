@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events
+from swarmforge import eventread, events
 from swarmforge.cli.events_cmd import since_stamp
 from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
@@ -27,7 +27,7 @@ from tests.support import run_cli as sf
 
 def logged(root: Path, *kinds: str) -> list[dict[str, object]]:
     """The events of the project at `root` (of `kinds`, if given), as a reader sees them."""
-    chunk = events.read(events.log_path(str(root)))
+    chunk = eventread.read(events.log_path(str(root)))
     assert chunk.bad == []
     return [e for e in chunk.events if not kinds or e["kind"] in kinds]
 
@@ -80,18 +80,18 @@ def test_readers_skip_a_torn_last_line_and_recover_an_event_glued_to_a_fragment(
     path = Path(log.path)
     with path.open("ab") as f:
         f.write(b'{"ts":"2026-01-01T00:00:00.000000Z","ki')  # a writer killed mid-write
-    assert [e["kind"] for e in events.read(log.path).events] == ["one"]
+    assert [e["kind"] for e in eventread.read(log.path).events] == ["one"]
     assert log.emit("two", {"n": 2})  # appended to the fragment
     with path.open("ab") as f:
         f.write(b"garbage\n[1, 2]\n")
     assert log.emit("three", {"n": 3})
-    chunk = events.read(log.path)
+    chunk = eventread.read(log.path)
     assert [e["kind"] for e in chunk.events] == ["one", "two", "three"]
     assert chunk.bad == [(2, "a torn or damaged line"), (3, "not an event"), (4, "not an event")]
     # Reading on from an offset gives only what came after it.
-    first = events.read(log.path)
+    first = eventread.read(log.path)
     assert log.emit("four", {})
-    later = events.read(log.path, first.end, first.lines)
+    later = eventread.read(log.path, first.end, first.lines)
     assert [e["kind"] for e in later.events] == ["four"] and later.lines == 6
 
 
@@ -106,7 +106,7 @@ def test_a_long_log_is_read_in_pieces_and_from_its_end(tmp_path: Path) -> None:
     seen: list[object] = []
     offset = lines = 0
     while True:
-        chunk = events.read(log.path, offset, lines, limit=1 << 14)
+        chunk = eventread.read(log.path, offset, lines, limit=1 << 14)
         if chunk.end == offset:
             break
         assert chunk.end - offset < (1 << 14) + 200
@@ -114,12 +114,12 @@ def test_a_long_log_is_read_in_pieces_and_from_its_end(tmp_path: Path) -> None:
         offset, lines = chunk.end, chunk.lines
     assert seen == list(range(3000)) and lines == 3000
     # From the end: the last lines only, and where to read on from.
-    last = events.tail(log.path, 5)
+    last = eventread.tail(log.path, 5)
     assert [e["n"] for e in last.events] == [2995, 2996, 2997, 2998, 2999]
     assert last.end == offset
-    assert events.tail(log.path, 0).events == [] and events.tail(log.path, 0).end == offset
-    assert len(events.tail(log.path, 10_000).events) == 3000
-    assert events.tail(str(tmp_path / "none.jsonl"), 5).events == []
+    assert eventread.tail(log.path, 0).events == [] and eventread.tail(log.path, 0).end == offset
+    assert len(eventread.tail(log.path, 10_000).events) == 3000
+    assert eventread.tail(str(tmp_path / "none.jsonl"), 5).events == []
 
 
 def test_an_event_that_cannot_be_written_never_fails_what_emits_it(project: Project) -> None:
@@ -417,11 +417,11 @@ def test_writers_killed_at_random_never_show_readers_a_torn_event(tmp_path: Path
     def follow() -> None:
         offset = lines = 0
         while not done.is_set():
-            chunk = events.read(path, offset, lines)
+            chunk = eventread.read(path, offset, lines)
             seen.extend(chunk.events)
             offset, lines = chunk.end, chunk.lines
             time.sleep(0.001)
-        seen.extend(events.read(path, offset, lines).events)
+        seen.extend(eventread.read(path, offset, lines).events)
 
     reader = threading.Thread(target=follow)
     reader.start()
@@ -444,7 +444,7 @@ def test_writers_killed_at_random_never_show_readers_a_torn_event(tmp_path: Path
     finally:
         done.set()
         reader.join()
-    final = events.read(path)
+    final = eventread.read(path)
     assert len(final.events) > 1000
     for got in (seen, final.events):
         last: dict[object, int] = {}

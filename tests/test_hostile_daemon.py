@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.daemon import wake
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.daemon.paths import Paths
@@ -192,9 +192,9 @@ def test_state_an_older_version_left_open_to_others_is_narrowed_on_use(swarm: Pr
 
 KILLED_WRITER = """
 import os, sys
-from swarmforge import fsutil
+from swarmforge import filewrite
 for path in sys.argv[1:]:
-    fsutil.write_new(fsutil.temp_name(path), b"half")
+    filewrite.write_new(filewrite.temp_name(path), b"half")
 os.kill(os.getpid(), 9)
 """
 
@@ -222,8 +222,8 @@ def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
     )
     assert len(dead) == 4
     # A file a live process is still writing is never touched.
-    alive = fsutil.temp_name(coder.path(Box.OUTBOX_TMP, "50_w.handoff"))
-    fsutil.write_new(alive, b"being written")
+    alive = filewrite.temp_name(coder.path(Box.OUTBOX_TMP, "50_w.handoff"))
+    filewrite.write_new(alive, b"being written")
     if sweeper == "gc":
         # With no daemon running: gc sweeps the same places.
         report = json.loads(sf("gc", "--json", cwd=swarm.root).stdout)

@@ -22,7 +22,9 @@ import pytest
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import intents
-from swarmforge.git.worktrees import create, prune, remove
+from swarmforge.git.prune import prune
+from swarmforge.git.removing import remove
+from swarmforge.git.worktrees import create
 from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events
+from swarmforge import eventread, events
 from swarmforge.daemon import wake
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.git import mergecheck
@@ -57,7 +57,7 @@ def copy_of(swarm: Project, role: str, name: str) -> message.Handoff:
 
 
 def conflicts_logged(swarm: Project) -> list[dict[str, object]]:
-    chunk = events.read(events.log_path(str(swarm.root)))
+    chunk = eventread.read(events.log_path(str(swarm.root)))
     return [
         {k: v for k, v in e.items() if k != "ts"}
         for e in chunk.events

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import host, proc, tagging
+from swarmforge import host, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import detach, liveness, policy, popen, spawn
 from tests.support import VENV_BIN, completed, git, kick, make_swarm, retry_until
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,11 +28,11 @@ def test_the_policy_drops_what_git_itself_calls_repository_local() -> None:
     listed = subprocess.run(
         ["git", "rev-parse", "--local-env-vars"], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert listed and set(listed) <= proc.LOCAL_GIT_VARS
+    assert listed and set(listed) <= policy.LOCAL_GIT_VARS
 
 
 def test_environment_drops_local_variables_and_adds_the_callers() -> None:
-    made = proc.environment(
+    made = policy.environment(
         {"GIT_DIR": "/x", "GIT_INDEX_FILE": "/i", "GIT_AUTHOR_NAME": "a", "HOME": "/h"},
         {"SWARMFORGE_RUN_ID": "r", "GIT_INDEX_FILE": "/scratch"},
     )
@@ -42,11 +43,11 @@ def test_environment_drops_local_variables_and_adds_the_callers() -> None:
         "GIT_INDEX_FILE": "/scratch",
     }
     # Made by the policy already: what the caller added on purpose stays.
-    assert proc.environment(made)["GIT_INDEX_FILE"] == "/scratch"
+    assert policy.environment(made)["GIT_INDEX_FILE"] == "/scratch"
 
 
 def test_the_stdio_constants_are_the_subprocess_modules() -> None:
-    assert (proc.PIPE, proc.STDOUT, proc.DEVNULL) == (
+    assert (popen.PIPE, popen.STDOUT, popen.DEVNULL) == (
         subprocess.PIPE,
         subprocess.STDOUT,
         subprocess.DEVNULL,
@@ -55,15 +56,15 @@ def test_the_stdio_constants_are_the_subprocess_modules() -> None:
 
 SHAPES = """
 import json, os, sys, time
-from swarmforge import proc
+from swarmforge.proc import detach, popen, spawn
 out, log = sys.argv[1], sys.argv[2]
-seen = {"run": proc.run(["env"]).stdout.decode()}
-seen["output"] = proc.output(["env"], cwd=out, extra={"MARK": "output"}).stdout.decode()
-child = proc.start(["env"], cwd=out, stdout=proc.PIPE, extra={"MARK": "start"})
+seen = {"run": spawn.run(["env"]).stdout.decode()}
+seen["output"] = popen.output(["env"], cwd=out, extra={"MARK": "output"}).stdout.decode()
+child = popen.start(["env"], cwd=out, stdout=popen.PIPE, extra={"MARK": "start"})
 seen["start"] = child.communicate()[0].decode()
 fd = os.open(log, os.O_WRONLY | os.O_CREAT, 0o600)
 script = "env; echo in-log >&2; exec sleep 30"
-pid = proc.detach(["sh", "-c", script], cwd=out, extra={"MARK": "detach"}, log=fd)
+pid = detach.detach(["sh", "-c", script], cwd=out, extra={"MARK": "detach"}, log=fd)
 os.close(fd)
 try:
     os.waitpid(pid, os.WNOHANG)
@@ -92,7 +93,7 @@ def test_a_git_dir_in_the_parent_reaches_no_child_of_any_shape(tmp_path: Path) -
     seen = json.loads(done.stdout)
     try:
         retry_until(lambda: "in-log" in log.read_text())
-        assert proc.is_alive(seen["pid"]), "the detached process outlived its starter"
+        assert liveness.is_alive(seen["pid"]), "the detached process outlived its starter"
     finally:
         os.kill(seen["pid"], signal.SIGKILL)
     seen["detach"] = log.read_text()
@@ -107,19 +108,19 @@ def test_a_git_dir_in_the_parent_reaches_no_child_of_any_shape(tmp_path: Path) -
 
 def test_start_and_output_raise_oserror_and_detach_a_named_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        proc.start(["no-such-program-here"], cwd=str(tmp_path))
+        popen.start(["no-such-program-here"], cwd=str(tmp_path))
     with pytest.raises(FileNotFoundError):
-        proc.output(["true"], cwd=str(tmp_path / "gone"))
+        popen.output(["true"], cwd=str(tmp_path / "gone"))
     with pytest.raises(SwarmforgeError, match="Cannot start 'true'"):
-        proc.detach(["true"], cwd=str(tmp_path / "gone"))
+        detach.detach(["true"], cwd=str(tmp_path / "gone"))
     with pytest.raises(SwarmforgeError, match="Cannot run 'true'"):
-        proc.run_in(["true"], cwd=str(tmp_path / "gone"), env={})
+        popen.run_in(["true"], cwd=str(tmp_path / "gone"), env={})
 
 
 def test_run_in_feeds_input_and_sends_both_streams_to_one_descriptor(tmp_path: Path) -> None:
     log = tmp_path / "log"
     with log.open("wb") as f:
-        code = proc.run_in(
+        code = popen.run_in(
             ["sh", "-c", "cat; echo err >&2; exit 4"],
             cwd=str(tmp_path),
             env={"PATH": "/usr/bin:/bin"},
@@ -130,7 +131,7 @@ def test_run_in_feeds_input_and_sends_both_streams_to_one_descriptor(tmp_path: P
 
 
 def test_a_started_child_can_be_signalled_and_waited_for(tmp_path: Path) -> None:
-    child = proc.start(["sleep", "30"], cwd=str(tmp_path), session=True)
+    child = popen.start(["sleep", "30"], cwd=str(tmp_path), session=True)
     assert os.getsid(child.pid) == child.pid
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=10) == -signal.SIGTERM
@@ -244,7 +245,7 @@ def open_fds() -> set[str]:
 def test_run_closes_every_pipe_when_the_program_cannot_start(tmp_path: Path) -> None:
     before = open_fds()
     with pytest.raises(PermissionError):
-        proc.run([str(tmp_path)])  # a directory: found, but posix_spawn cannot run it
+        spawn.run([str(tmp_path)])  # a directory: found, but posix_spawn cannot run it
     assert open_fds() == before
 
 
@@ -264,11 +265,11 @@ def test_run_interrupted_kills_and_reaps_its_child(tmp_path: Path) -> None:
     previous = signal.signal(signal.SIGUSR1, interrupt)
     try:
         with pytest.raises(Interrupted):
-            proc.run(["sh", "-c", script], input=b"x" * 1_000_000)
+            spawn.run(["sh", "-c", script], input=b"x" * 1_000_000)
     finally:
         signal.signal(signal.SIGUSR1, previous)
     pid = int(pid_file.read_text())
-    assert not proc.is_alive(pid), "left running, or a zombie"
+    assert not liveness.is_alive(pid), "left running, or a zombie"
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     assert open_fds() == before
@@ -277,13 +278,13 @@ def test_run_interrupted_kills_and_reaps_its_child(tmp_path: Path) -> None:
 def test_run_gives_its_child_the_default_sigpipe() -> None:
     # Python ignores SIGPIPE; in the child a pipeline must end as in a shell: `yes`
     # dies of SIGPIPE (128 + 13) once `head` has gone, instead of failing with EPIPE (1).
-    done = proc.run(["sh", "-c", "(yes; echo $? >&2) | head -c 1 >/dev/null"])
+    done = spawn.run(["sh", "-c", "(yes; echo $? >&2) | head -c 1 >/dev/null"])
     assert done.stderr.strip() == str(128 + signal.SIGPIPE).encode(), "SIGPIPE ignored"
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux's /proc")
 def test_run_gives_its_child_every_signal_python_ignores_back() -> None:
-    status = proc.run(["cat", "/proc/self/status"]).stdout.decode()
+    status = spawn.run(["cat", "/proc/self/status"]).stdout.decode()
     ignored = int(env_lines(status.replace(":\t", "="))["SigIgn"], 16)
     for signum in (signal.SIGPIPE, signal.SIGXFSZ):
         assert not ignored & (1 << (signum - 1)), signal.Signals(signum).name
@@ -293,17 +294,17 @@ def test_run_gives_its_child_every_signal_python_ignores_back() -> None:
 def test_a_zombie_is_not_alive_and_a_reaped_pid_is_not_either(native: bool) -> None:
     if native and not host.HAS_PROCFS:
         pytest.skip("no /proc here")
-    assert proc.is_alive(os.getpid()) and not host.zombie(os.getpid(), native=native)
+    assert liveness.is_alive(os.getpid()) and not host.zombie(os.getpid(), native=native)
     child = subprocess.Popen(["true"])  # exits at once and stays unreaped: a zombie
     try:
         retry_until(lambda: host.zombie(child.pid, native=native))
-        assert not proc.is_alive(child.pid)
+        assert not liveness.is_alive(child.pid)
     finally:
         child.wait()
-    assert not host.zombie(child.pid, native=native) and not proc.is_alive(child.pid)
+    assert not host.zombie(child.pid, native=native) and not liveness.is_alive(child.pid)
 
 
 def test_no_pid_or_a_group_is_never_alive() -> None:
     for pid in (None, 0, -1, -os.getpgrp()):
-        assert not proc.is_alive(pid)
-    assert proc.is_alive(1)  # init: another user's process, alive
+        assert not liveness.is_alive(pid)
+    assert liveness.is_alive(1)  # init: another user's process, alive

@@ -16,7 +16,7 @@ from swarmforge import tagging
 from swarmforge.agents import lifecycle
 from swarmforge.daemon.wake import TmuxWaker
 from swarmforge.swarm import session
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, agents_path
 from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf

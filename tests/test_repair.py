@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import events, fsutil, times
+from swarmforge import eventread, events, filewrite, times
 from swarmforge.config import sessionrecord
 from swarmforge.handoff import drafttext, message
 from swarmforge.handoff.done import done_task
@@ -65,7 +65,7 @@ def listing(root: Path) -> dict[str, bytes]:
 
 
 def logged(root: Path, kind: str) -> list[dict[str, object]]:
-    chunk = events.read(events.log_path(str(root)))
+    chunk = eventread.read(events.log_path(str(root)))
     assert chunk.bad == []
     return [e for e in chunk.events if e["kind"] == kind]
 
@@ -220,14 +220,14 @@ def test_an_item_its_role_finishes_during_the_repair_is_not_doubled(
 ) -> None:
     give(project, "cleaner", "tidy up")
     [held] = take(project, "cleaner")
-    publish = fsutil.publish
+    publish = filewrite.publish
 
     def then_done(tmp: str, path: str) -> bool:
         made = publish(tmp, path)
         done_task(project.mailbox("cleaner"))  # the role finishes it at that instant
         return made
 
-    monkeypatch.setattr(fsutil, "publish", then_done)
+    monkeypatch.setattr(filewrite, "publish", then_done)
     report = repair(str(project.root))
 
     done = project.box("cleaner", Box.COMPLETED) / held.name
@@ -245,14 +245,14 @@ def test_an_item_another_repair_finishes_meanwhile_is_requeued_once(
 ) -> None:
     give(project, "cleaner", "tidy up")
     [held] = take(project, "cleaner")
-    publish = fsutil.publish
+    publish = filewrite.publish
 
     def then_removed(tmp: str, path: str) -> bool:
         made = publish(tmp, path)
         held.unlink()  # the other repair found this copy and removed the original first
         return made
 
-    monkeypatch.setattr(fsutil, "publish", then_removed)
+    monkeypatch.setattr(filewrite, "publish", then_removed)
     report = repair(str(project.root))
 
     assert [r.action for r in report.repairs] == ["requeued"]

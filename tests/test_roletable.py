@@ -7,33 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import roletable
+from swarmforge import projectroot, roletable
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from tests.support import Project
 
 
 def test_root_is_found_from_the_main_checkout_a_worktree_and_below(project: Project) -> None:
     root = str(project.root)
-    assert roletable.find_root(root) == root
-    assert roletable.find_root(str(project.tree("qa"))) == root
+    assert projectroot.find_root(root) == root
+    assert projectroot.find_root(str(project.tree("qa"))) == root
     deep = project.tree("qa") / "a" / "b"
     deep.mkdir(parents=True)
-    assert roletable.find_root(str(deep)) == root
+    assert projectroot.find_root(str(deep)) == root
 
 
 def test_a_worktree_with_its_own_roles_tsv_is_its_own_root(project: Project) -> None:
     tree = project.tree("qa")
     (tree / ".swarmforge").mkdir(exist_ok=True)
     (tree / ".swarmforge" / "roles.tsv").write_text("")
-    assert roletable.find_root(str(tree / ".swarmforge")) == str(tree)
+    assert projectroot.find_root(str(tree / ".swarmforge")) == str(tree)
 
 
 def test_no_root_outside_a_project(tmp_path: Path) -> None:
     with pytest.raises(SwarmforgeError, match="Cannot find SwarmForge project root"):
-        roletable.find_root(str(tmp_path))
+        projectroot.find_root(str(tmp_path))
     (tmp_path / ".git").write_text("not a gitdir line\n")
     with pytest.raises(SwarmforgeError):
-        roletable.find_root(str(tmp_path))
+        projectroot.find_root(str(tmp_path))
 
 
 def test_locate_takes_the_first_kind_found_in_the_order_asked(tmp_path: Path) -> None:
@@ -45,18 +45,20 @@ def test_locate_takes_the_first_kind_found_in_the_order_asked(tmp_path: Path) ->
     deep = config / "a" / "b"
     deep.mkdir(parents=True)
     at = str(deep)
-    assert roletable.locate(at) is None  # no swarm started: no roles.tsv
-    assert roletable.locate(at, (roletable.CONFIG,)) == str(config)
-    assert roletable.locate(at, (roletable.CHECKOUT,)) == str(checkout)
-    assert roletable.locate(at, (roletable.CHECKOUT, roletable.CONFIG)) == str(checkout)
-    assert roletable.locate(at, roletable.ANYWHERE) == str(config)
+    assert projectroot.locate(at) is None  # no swarm started: no roles.tsv
+    assert projectroot.locate(at, (projectroot.CONFIG,)) == str(config)
+    assert projectroot.locate(at, (projectroot.CHECKOUT,)) == str(checkout)
+    assert projectroot.locate(at, (projectroot.CHECKOUT, projectroot.CONFIG)) == str(checkout)
+    assert projectroot.locate(at, projectroot.ANYWHERE) == str(config)
     (checkout / ".swarmforge").mkdir()
     (checkout / ".swarmforge" / "roles.tsv").write_text("")
-    assert roletable.locate(at, roletable.ANYWHERE) == str(checkout)  # the swarm, first
+    assert projectroot.locate(at, projectroot.ANYWHERE) == str(checkout)  # the swarm, first
     outside = tmp_path / "outside"
     outside.mkdir()
-    assert roletable.locate(str(outside), roletable.ANYWHERE) is None
-    assert roletable.locate(str(outside), (*roletable.ANYWHERE, roletable.HERE)) == str(outside)
+    assert projectroot.locate(str(outside), projectroot.ANYWHERE) is None
+    assert projectroot.locate(str(outside), (*projectroot.ANYWHERE, projectroot.HERE)) == str(
+        outside
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,8 +95,8 @@ def test_an_empty_git_directory_is_not_a_checkout(tmp_path: Path) -> None:
     inner = tmp_path / "outer" / "inner"
     inner.mkdir(parents=True)
     (tmp_path / ".git").mkdir()
-    assert roletable.worktree_top(str(inner)) is None
+    assert projectroot.worktree_top(str(inner)) is None
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    assert roletable.worktree_top(str(inner)) == str(tmp_path)
+    assert projectroot.worktree_top(str(inner)) == str(tmp_path)
     (inner / ".git").write_text("gitdir: /elsewhere/.git/worktrees/inner\n")
-    assert roletable.worktree_top(str(inner)) == str(inner)
+    assert projectroot.worktree_top(str(inner)) == str(inner)

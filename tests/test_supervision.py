@@ -16,7 +16,7 @@ from swarmforge.config.settings import load_settings, parse_settings
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile, shell_status
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 

@@ -14,13 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarmforge import proc, tagging
+from swarmforge import tagging
 from swarmforge.config import sessionrecord
 from swarmforge.daemon import wake
 from swarmforge.handoff import message
 from swarmforge.layout import RUNNER_LOCK
 from swarmforge.locks import is_held
-from swarmforge.tmux import project_socket
+from swarmforge.proc import liveness
+from swarmforge.tmux.server import project_socket
 from tests.support import (
     commit_all,
     completed,
@@ -260,7 +261,7 @@ def test_all_processes_are_gone_after_down(repo: Path) -> None:
         p
         for p in psutil.process_iter(["cmdline"])
         if p.info["cmdline"] == ["sleep", "300"]
-        and proc.is_alive(p.pid)
+        and liveness.is_alive(p.pid)
         and p.environ().get(tagging.PROJECT_TAG) == os.path.realpath(repo)
     ]
     nothing_left(repo)
@@ -277,9 +278,9 @@ def test_the_sleep_inhibitor_lives_as_long_as_the_run(repo: Path, tmp_path: Path
     r = sf("up", "--backend", "headless", "--inhibit-sleep", cwd=repo, path_extra=f"{tools}:")
     assert r.returncode == 0, r.stderr
     record = sessionrecord.load(str(repo))
-    assert record is not None and proc.is_alive(record.inhibitor_pid)
+    assert record is not None and liveness.is_alive(record.inhibitor_pid)
     assert sf("down", cwd=repo).returncode == 0
-    assert not proc.is_alive(record.inhibitor_pid)
+    assert not liveness.is_alive(record.inhibitor_pid)
     nothing_left(repo)
 
 

@@ -15,9 +15,11 @@ from typing import Any
 import psutil
 import pytest
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.tmux import SessionSpec, Tmux, sleep_inhibitor_argv
+from swarmforge.proc import liveness
+from swarmforge.proc.awake import sleep_inhibitor_argv
+from swarmforge.tmux.server import Tmux
+from swarmforge.tmux.spec import SessionSpec
 from tests.support import kill_session, retry_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -185,13 +187,13 @@ def test_kill_session_and_kill_server_end_the_agents(tmux: Tmux, tmp_path: Path)
     new_session(tmux, "two", str(tmp_path), second.argv(), second.env)
     pids = [first.info()["pid"], second.info()["pid"]]
     assert kill_session(tmux, "one") is True
-    retry_until(lambda: not proc.is_alive(pids[0]))
+    retry_until(lambda: not liveness.is_alive(pids[0]))
     assert sessions(tmux) == ["two"]
     assert tmux.server_running()
     tmux.kill_server()
     assert not tmux.server_running()
     assert sessions(tmux) == []
-    retry_until(lambda: not proc.is_alive(pids[1]))
+    retry_until(lambda: not liveness.is_alive(pids[1]))
     tmux.kill_server()  # nothing runs: not an error
     assert new_session(tmux, "one", str(tmp_path), ["cat", "-"], {}) is True
 

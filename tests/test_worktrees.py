@@ -19,7 +19,9 @@ from swarmforge.git.intents import intent_path
 from swarmforge.git.lock import git_lock, lock_path
 from swarmforge.git.names import branch_name, component_problem, rescue_ref
 from swarmforge.git.project import ensure_repository
-from swarmforge.git.worktrees import create, list_worktrees, prune, remove
+from swarmforge.git.prune import prune
+from swarmforge.git.removing import remove
+from swarmforge.git.worktrees import create, list_worktrees
 from swarmforge.locks import is_held
 from tests.support import git, retry_until
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from swarmforge import proc, tagging, times
+from swarmforge import tagging, times
 from swarmforge.agents.hints import read_hint
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.registry import agent
@@ -27,7 +27,8 @@ from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
-from swarmforge.tmux import project_socket
+from swarmforge.proc import liveness
+from swarmforge.tmux.server import project_socket
 
 REPORT_WINDOW = 64 * 1024  # the bytes at the end of a pane log searched for a status report
 
@@ -122,7 +123,7 @@ def _screen(root: str, record: SessionRecord, role: RoleRecord) -> list[str] | N
     """The lines the role's tmux pane shows; None without a pane or when it cannot be read."""
     if record.backend != "tmux":
         return None
-    from swarmforge.tmux import Tmux
+    from swarmforge.tmux.server import Tmux
 
     try:
         return Tmux(project_socket(root)).capture(f"={role.session_name}:")
@@ -176,7 +177,7 @@ def sample_of(
     report = log_report(root, role.name, before, log_size, now)
     ev = Evidence(
         life="none" if life is None else life.state,
-        alive=proc.is_alive(pid),
+        alive=liveness.is_alive(pid),
         exit_code=life.exit_code if life is not None and life.state == "exited" else None,
         started_at=_epoch(life.started_at) if life is not None else None,
         hint=read_hint(root, role.name),

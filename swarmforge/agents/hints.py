@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.agents.codex.hooks import CODEX_NOTIFY
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import AGENTS_DIR
@@ -63,7 +63,7 @@ def write_hint(root: str, role: str, state: str, source: str, when: float | None
     os.makedirs(os.path.dirname(path), exist_ok=True)
     at = time.time() if when is None else when
     data = json.dumps({"state": state, "at": at, "source": source})
-    fsutil.atomic_write(path, data.encode() + b"\n", durable=False)
+    filewrite.atomic_write(path, data.encode() + b"\n", durable=False)
 
 
 def read_hint(root: str, role: str) -> Hint | None:

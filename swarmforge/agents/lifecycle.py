@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import events, fsutil
+from swarmforge import events, filewrite
 from swarmforge.config.settings import Restart
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import AGENTS_DIR
@@ -59,7 +59,7 @@ def load(root: str, role: str, run_id: str) -> AgentLife | None:
 def _save(root: str, life: AgentLife) -> None:
     path = life_path(root, life.role)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fsutil.atomic_write(path, (life.model_dump_json(indent=2) + "\n").encode(), durable=False)
+    filewrite.atomic_write(path, (life.model_dump_json(indent=2) + "\n").encode(), durable=False)
 
 
 def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:

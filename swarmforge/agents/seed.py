@@ -14,7 +14,7 @@ from swarmforge.agents.codex import trust as codex_trust
 from swarmforge.agents.codex.trust import Provider
 from swarmforge.agents.homes import NEW_FILE_MODE, trust_key
 from swarmforge.errors import SwarmforgeError
-from swarmforge.fsutil import atomic_write
+from swarmforge.filewrite import atomic_write
 
 
 @dataclass(frozen=True)

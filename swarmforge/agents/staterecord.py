@@ -6,7 +6,7 @@ import os
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import events, fsutil
+from swarmforge import events, filewrite
 from swarmforge.agents.reports import Report
 from swarmforge.agents.state import State
 from swarmforge.errors import CorruptFile
@@ -51,7 +51,7 @@ def save_record(root: str, record: StateRecord) -> None:
     """Write the state of one role atomically."""
     path = state_path(root, record.role)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fsutil.atomic_write(path, (record.model_dump_json(indent=2) + "\n").encode(), durable=False)
+    filewrite.atomic_write(path, (record.model_dump_json(indent=2) + "\n").encode(), durable=False)
 
 
 def lock(root: str, role: str) -> Exclusive:

@@ -21,7 +21,7 @@ from swarmforge.agents.registry import agent as find_agent
 from swarmforge.agents.registry import trusting_agents
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.errors import SwarmforgeError
-from swarmforge.fsutil import atomic_write
+from swarmforge.filewrite import atomic_write
 
 AGENTS = trusting_agents()  # claude, codex
 

@@ -47,7 +47,7 @@ def _cockpit(ns: argparse.Namespace) -> int:
     import secrets
 
     from swarmforge.cli.common import VIEWED, project_root
-    from swarmforge.roletable import CHECKOUT, HERE
+    from swarmforge.projectroot import CHECKOUT, HERE
     from swarmforge.views.cockpit import server
     from swarmforge.views.cockpit.access import is_loopback
 

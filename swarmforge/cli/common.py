@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import roletable
+from swarmforge import projectroot
 from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
-from swarmforge.roletable import CHECKOUT, CONFIG, HERE, SWARM
+from swarmforge.projectroot import CHECKOUT, CONFIG, HERE, SWARM
 
 # What a view or a status looks at: a swarm, or before any `up` (no roles.tsv yet) the
 # configured project, so that it can say no swarm runs there.
@@ -90,7 +90,7 @@ def project_root(
     option: str | None, finds: tuple[str, ...] = (SWARM,), *, must_exist: bool = True
 ) -> str:
     """The project: `--project DIR` as given, else the first of `finds` seen from the
-    current directory (roletable.locate: SWARM, CONFIG, CHECKOUT, HERE).
+    current directory (projectroot.locate: SWARM, CONFIG, CHECKOUT, HERE).
 
     `must_exist`: `--project` must name a directory (a planned run takes it as given).
     When nothing is found, the error says to run `init` if a config would have done.
@@ -100,12 +100,12 @@ def project_root(
             raise SwarmforgeError(f"--project {option}: no such directory.")
         return os.path.abspath(option)
     here = os.getcwd()
-    found = roletable.locate(here, finds)
+    found = projectroot.locate(here, finds)
     if found is not None:
         return found
-    if roletable.CONFIG in finds:
+    if projectroot.CONFIG in finds:
         raise SwarmforgeError(
             f"No swarmforge/swarmforge.conf here or above {here}.",
             hint="Run `swarmforge init` first.",
         )
-    raise SwarmforgeError(roletable.NOT_FOUND)
+    raise SwarmforgeError(projectroot.NOT_FOUND)

@@ -17,7 +17,7 @@ import time
 from swarmforge.cli.common import emit, project_root
 from swarmforge.cli.followedswarm import Swarm
 from swarmforge.errors import EXIT_OK, SwarmforgeError
-from swarmforge.roletable import CHECKOUT, HERE, SWARM
+from swarmforge.projectroot import CHECKOUT, HERE, SWARM
 
 POLL = 0.2  # seconds between looks at the log's size while following
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -71,7 +71,7 @@ def since_stamp(text: str, now: float) -> str:
 
 
 def _events(ns: argparse.Namespace) -> int:
-    from swarmforge import events
+    from swarmforge import eventline, eventread, events
 
     # Without a swarm, the checkout or the directory: planned runs log their events all the same.
     root = os.path.realpath(project_root(ns.project, (SWARM, CHECKOUT, HERE)))
@@ -90,13 +90,13 @@ def _events(ns: argparse.Namespace) -> int:
     while True:
         before = offset
         # A megabyte at a time: a long log is printed without being held whole.
-        chunk = events.read(path, offset, lines, limit=1 << 20)
+        chunk = eventread.read(path, offset, lines, limit=1 << 20)
         offset, lines = chunk.end, chunk.lines
         for number, why in chunk.bad:
             print(f"{path}, line {number}: {why}, skipped", file=sys.stderr, flush=True)
         for event in chunk.events:
             if since is None or str(event["ts"]) >= since:
-                emit(ns.json, event, events.line(event), line=True, flush=following)
+                emit(ns.json, event, eventline.line(event), line=True, flush=following)
                 shown += 1
         if swarm is not None and not draining and swarm.ended(chunk.events):
             draining = True  # read on to the end: what was appended while it stopped

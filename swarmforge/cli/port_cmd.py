@@ -8,7 +8,7 @@ import sys
 
 from swarmforge.cli.common import project_json_options, project_root
 from swarmforge.errors import EXIT_OK, SwarmforgeError
-from swarmforge.roletable import ANYWHERE, HERE
+from swarmforge.projectroot import ANYWHERE, HERE
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -47,8 +47,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _rehearse(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root, unwind_on_sigterm
+    from swarmforge.projectroot import CONFIG
     from swarmforge.rehearse.rehearsal import rehearse
-    from swarmforge.roletable import CONFIG
 
     # Stopped from outside, a rehearsal still stops its swarm and removes its copy.
     unwind_on_sigterm()

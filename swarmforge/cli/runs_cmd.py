@@ -70,7 +70,7 @@ def _run_line(run: RunView) -> str:
 
 
 def _event_line(data: dict[str, object]) -> str:
-    from swarmforge.events import words
+    from swarmforge.eventline import words
 
     # Nested values (a checkpoint's states, a summary's counts) as compact JSON, lists as a,b.
     rest = " ".join(f"{k}={words(v)}" for k, v in data.items() if k not in ("seq", "ts", "kind"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.cli.common import VIEWED, emit, project_json_options, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
-from swarmforge.roletable import CONFIG
+from swarmforge.projectroot import CONFIG
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

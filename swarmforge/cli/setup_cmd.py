@@ -93,7 +93,7 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
     """The project to check, and whether it is one (False: doctor runs outside any)."""
     # Unlike other commands, doctor runs anywhere: before `init`, outside any project.
     from swarmforge.cli.common import project_root
-    from swarmforge.roletable import ANYWHERE
+    from swarmforge.projectroot import ANYWHERE
 
     try:
         return project_root(option, ANYWHERE), True

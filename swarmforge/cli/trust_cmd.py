@@ -78,7 +78,7 @@ def _trust(ns: argparse.Namespace) -> int:
     from swarmforge.agents import trust as agentconf
     from swarmforge.agents.homes import trust_key
     from swarmforge.cli.common import project_root
-    from swarmforge.roletable import ANYWHERE, HERE
+    from swarmforge.projectroot import ANYWHERE, HERE
 
     # Like doctor, trust runs before `up`: a project with a config but no swarm yet.
     root = project_root(ns.project, (*ANYWHERE, HERE))

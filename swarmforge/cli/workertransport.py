@@ -19,7 +19,7 @@ def _settings(ns: argparse.Namespace) -> tuple[TransportSettings | None, str | N
         return None, None  # everything given: a worker needs no project
     from swarmforge.cli.common import project_root
     from swarmforge.config.settings import load_settings
-    from swarmforge.roletable import CHECKOUT, HERE
+    from swarmforge.projectroot import CHECKOUT, HERE
 
     try:
         root = os.path.realpath(project_root(None, (CHECKOUT, HERE)))

@@ -15,16 +15,10 @@ from __future__ import annotations
 
 import os
 
-from swarmforge.config.roster import (
-    CONFIG_FILE,
-    CONSTITUTION_FILE,
-    ROLES_DIR,
-    SWARMFORGE_DIR,
-    RoleSpec,
-    SwarmConfig,
-)
+from swarmforge.config.roster import CONSTITUTION_FILE, ROLES_DIR, RoleSpec, SwarmConfig
 from swarmforge.config.windowline import role_from_line
 from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge.layout import CONFIG_FILE, SWARMFORGE_DIR
 
 
 def _has_control(text: str) -> bool:

@@ -10,7 +10,8 @@ import os
 
 import tomli_w
 
-from swarmforge.config.roster import SWARMFORGE_DIR, RoleSpec, SwarmConfig
+from swarmforge.config.roster import RoleSpec, SwarmConfig
+from swarmforge.layout import SWARMFORGE_DIR
 
 REHEARSAL_FILE = os.path.join(SWARMFORGE_DIR, "rehearse.toml")
 REHEARSED = ("claude", "codex")

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 
-from swarmforge.config.roster import CONSTITUTION_FILE, SWARMFORGE_DIR
-from swarmforge.layout import PROMPTS_DIR
+from swarmforge.config.roster import CONSTITUTION_FILE
+from swarmforge.layout import PROMPTS_DIR, SWARMFORGE_DIR
 
 ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
 PROMPT_SUFFIX = ".prompt"

@@ -23,14 +23,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from swarmforge.layout import WORKTREES_DIR
-from swarmforge.roletable import (
-    NAME_LIMIT,
-    QUOTES,
-    RoleEntry,
-    name_too_long,
-    role_name_problem,
-    shown_name,
-)
+from swarmforge.rolenames import NAME_LIMIT, QUOTES, name_too_long, role_name_problem, shown_name
+from swarmforge.roletable import RoleEntry
 
 MAIN_CHECKOUT = frozenset({"master", "none"})
 SWARMFORGE_AGENTS = ("claude", "codex", "copilot", "grok")

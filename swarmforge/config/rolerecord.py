@@ -20,9 +20,10 @@ from pydantic import (
     model_validator,
 )
 
-from swarmforge import proc, tagging
+from swarmforge import tagging
 from swarmforge.config.role import Role
 from swarmforge.layout import BIN_DIR
+from swarmforge.proc import policy
 
 # A role's keys in run.json, in the order they have always been written.
 ON_DISK = (
@@ -82,4 +83,4 @@ def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
 
 def role_env(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
     """The whole environment of everything started for `role`."""
-    return proc.child_env(role_vars(root, run_id, role))
+    return policy.child_env(role_vars(root, run_id, role))

@@ -9,9 +9,8 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from swarmforge.config.role import EXEC, Role
 from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import CONFIG_FILE, SWARMFORGE_DIR
 
-SWARMFORGE_DIR = "swarmforge"
-CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")
 ROLES_DIR = os.path.join(SWARMFORGE_DIR, "roles")
 CONSTITUTION_FILE = os.path.join(SWARMFORGE_DIR, "constitution.prompt")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from swarmforge import fsutil
+from swarmforge import filewrite, fsutil
 from swarmforge.config import examples
 from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.examples import REHEARSAL_FILE
@@ -25,10 +25,11 @@ from swarmforge.config.prompts import (
     shipped_packs_dir,
     shipped_roles_dir,
 )
-from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, SwarmConfig
+from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
 from swarmforge.config.settings import settings_path
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git import repo
+from swarmforge.layout import CONFIG_FILE
 
 DEFAULT_PACK = "two-pack"
 PACK_CONFIG = "swarmforge.conf"
@@ -133,14 +134,14 @@ def _refuse(existing: list[str]) -> SwarmforgeError:
 
 def _publish_new(copy: Copy) -> bool:
     """Write `copy` unless its target exists (then False); a link, so nothing is replaced."""
-    tmp = fsutil.temp_name(copy.target)
+    tmp = filewrite.temp_name(copy.target)
     try:
-        fsutil.write_new(tmp, copy.read())
+        filewrite.write_new(tmp, copy.read())
     except BaseException:
         if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
-    return fsutil.publish(tmp, copy.target)
+    return filewrite.publish(tmp, copy.target)
 
 
 def write_all_or_none(copies: list[Copy]) -> None:
@@ -179,7 +180,7 @@ def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Sc
         make_dirs(copies)
         if force:
             for copy in copies:
-                fsutil.atomic_write(copy.target, copy.read())
+                filewrite.atomic_write(copy.target, copy.read())
         else:
             write_all_or_none(copies)
     except OSError as exc:

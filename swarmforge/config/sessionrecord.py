@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.layout import SESSION_RECORD, SESSION_RECORD_LOCK
 from swarmforge.locks import Exclusive
@@ -67,7 +67,7 @@ def _locked(root: str) -> Exclusive:
 
 
 def _write(root: str, record: SessionRecord) -> None:
-    fsutil.atomic_write(record_path(root), (record.model_dump_json(indent=2) + "\n").encode())
+    filewrite.atomic_write(record_path(root), (record.model_dump_json(indent=2) + "\n").encode())
 
 
 def save(root: str, record: SessionRecord) -> None:

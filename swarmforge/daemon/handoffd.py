@@ -8,7 +8,7 @@ import signal
 import time
 from types import FrameType
 
-from swarmforge import fsutil, logfile
+from swarmforge import filewrite, logfile
 from swarmforge.daemon.alerts.follower import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher
@@ -44,7 +44,7 @@ def run(root: str, waker: Waker, *, once: bool = False) -> int:
         delivered = 0
         try:
             _link(daemon, once)
-            fsutil.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
+            filewrite.atomic_write(paths.pid, f"{os.getpid()}\n".encode())
             log.info("started (pid %d, waker %s)", os.getpid(), waker.name)
             daemon.load_roles()
             daemon.sweep()

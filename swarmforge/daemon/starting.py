@@ -6,11 +6,12 @@ import os
 import sys
 import time
 
-from swarmforge import fsutil, logfile, proc
+from swarmforge import fsutil, logfile
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import exited, process_of, running_pid
 from swarmforge.errors import SwarmforgeError
 from swarmforge.locks import is_held
+from swarmforge.proc import detach
 
 START_TIMEOUT = 15.0
 
@@ -69,6 +70,6 @@ def _spawn(root: str, argv: list[str], paths: Paths, env: dict[str, str] | None)
     """Start `argv` in the background, detached; its pid."""
     log = logfile.open_log(paths.log)
     try:
-        return proc.detach(argv, cwd=root, extra=env, log=log)  # its output goes to the log
+        return detach.detach(argv, cwd=root, extra=env, log=log)  # its output goes to the log
     finally:
         os.close(log)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil, proc, roletable
+from swarmforge import filewrite, roletable
 from swarmforge.daemon.paths import Paths
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.proc import liveness
 
 # Where helpers and the daemon write temporary files (the handoffs root itself too).
 SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
@@ -20,8 +21,8 @@ def _sweep_dir(directory: str) -> int:
         return 0
     removed = 0
     for name in names:
-        owner = fsutil.temp_owner(name)
-        if owner is None or proc.is_alive(owner):
+        owner = filewrite.temp_owner(name)
+        if owner is None or liveness.is_alive(owner):
             continue
         path = os.path.join(directory, name)
         try:
@@ -39,7 +40,7 @@ def sweep(root: str, roles: dict[str, roletable.RoleEntry]) -> int:
 
     Every mailbox (each role's and the main checkout's: the mailbox root, each box and
     each batch directory) and the daemon's directory are looked in. A temporary name
-    carries its writer's pid (fsutil.temp_name): only files of processes that are gone
+    carries its writer's pid (filewrite.temp_name): only files of processes that are gone
     are removed, never one a live process may still write.
     """
     directories = {Paths(root).dir}

@@ -10,10 +10,10 @@ import logging
 import threading
 import time
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import policy, spawn
 from swarmforge.roletable import RoleEntry
-from swarmforge.tmux import Tmux, project_socket
+from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.waiting import wait_until
 
 WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
@@ -111,7 +111,7 @@ class CommandWaker(Waker):
         self.argv = argv
 
     def wake(self, role: str, entry: RoleEntry, root: str) -> bool:
-        env = proc.child_env(
+        env = policy.child_env(
             {
                 "SWARMFORGE_ROLE": role,
                 "SWARMFORGE_WORKTREE": entry.path,
@@ -119,7 +119,7 @@ class CommandWaker(Waker):
                 "SWARMFORGE_WAKE_LINE": WAKE_LINE,
             }
         )
-        result = proc.run(self.argv, env=env)
+        result = spawn.run(self.argv, env=env)
         if not result.ok:
             raise WakeFailed(
                 f"{self.argv[0]} exited {result.returncode}: "

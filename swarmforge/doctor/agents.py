@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from swarmforge.agents import trust
 from swarmforge.agents.commands import find_executable
 from swarmforge.agents.homes import trust_key
-from swarmforge.config.roster import CONFIG_FILE, RoleSpec
+from swarmforge.config.roster import RoleSpec
 from swarmforge.doctor.check import Check
 from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import CONFIG_FILE
 
 
 def _role_dir(root: str, role: RoleSpec) -> str:

@@ -11,9 +11,10 @@ import os
 
 from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.prompts import shipped_roles_dir
-from swarmforge.config.roster import CONFIG_FILE, CONSTITUTION_FILE, SwarmConfig
+from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
 from swarmforge.doctor.check import Check
 from swarmforge.errors import SwarmforgeError
+from swarmforge.layout import CONFIG_FILE
 
 
 def check_config(root: str, in_project: bool = True) -> tuple[Check, SwarmConfig | None]:

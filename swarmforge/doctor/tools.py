@@ -6,9 +6,9 @@ import re
 import sys
 from dataclasses import replace
 
-from swarmforge import proc
 from swarmforge.doctor.check import Check, Status
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import spawn
 
 PYTHON_MINIMUM = (3, 11)
 GIT_MINIMUM = (2, 31)  # `git worktree list --porcelain` prints `prunable` lines since 2.31
@@ -31,11 +31,11 @@ def check_python(version: tuple[int, ...] | None = None) -> Check:
 
 def _probe(name: str, flag: str) -> tuple[str | None, str]:
     """(path, version output) of tool `name`; the path is None when it is not on PATH."""
-    exe = proc.which(name)
+    exe = spawn.which(name)
     if exe is None:
         return None, ""
     try:
-        result = proc.run([exe, flag])
+        result = spawn.run([exe, flag])
     except (OSError, SwarmforgeError):
         return exe, ""
     return exe, result.stdout.decode(errors="replace").strip() if result.ok else ""

@@ -1,7 +1,7 @@
 """Every git command swarmforge runs: `git [options] -C <dir> args...`, through proc.
 
 proc's policy applies to each: the variables that locate a repository (GIT_DIR and
-the rest of `proc.LOCAL_GIT_VARS`) never reach git, so `-C <dir>` alone says which
+the rest of `policy.LOCAL_GIT_VARS`) never reach git, so `-C <dir>` alone says which
 repository is meant. An outcome is decided by git's exit code; what git said on
 stderr only goes into messages.
 
@@ -12,8 +12,8 @@ stderr only goes into messages.
 
 from __future__ import annotations
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import popen, spawn
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the helpers milliseconds
 if TYPE_CHECKING:
@@ -39,12 +39,12 @@ def run(
     env: Mapping[str, str] | None = None,
     input: bytes = b"",
     options: tuple[str, ...] = (),
-) -> proc.Completed:
+) -> spawn.Completed:
     """Run `git [options] -C cwd args...` and return the outcome, whatever its exit code.
 
     Raises SwarmforgeError only when git cannot be started (not on PATH).
     """
-    return proc.run(_argv(cwd, *args, options=options), input=input, env=env)
+    return spawn.run(_argv(cwd, *args, options=options), input=input, env=env)
 
 
 def git(
@@ -68,7 +68,7 @@ def git(
 
 def within(
     cwd: str, *args: str, timeout: float, extra: Mapping[str, str] | None = None
-) -> proc.Completed | None:
+) -> spawn.Completed | None:
     """Run `git -C cwd args...` for at most `timeout` seconds; None when it took longer.
 
     It runs in a session of its own, without a terminal: ssh and git then fail at
@@ -80,8 +80,13 @@ def within(
     import subprocess
 
     command = _argv(cwd, *args)
-    child = proc.start(
-        command, extra=extra, stdin=proc.DEVNULL, stdout=proc.PIPE, stderr=proc.PIPE, session=True
+    child = popen.start(
+        command,
+        extra=extra,
+        stdin=popen.DEVNULL,
+        stdout=popen.PIPE,
+        stderr=popen.PIPE,
+        session=True,
     )
     with child:
         try:
@@ -90,4 +95,4 @@ def within(
             os.killpg(child.pid, signal.SIGKILL)
             child.communicate()
             return None
-    return proc.Completed(command, child.returncode, out, err)
+    return spawn.Completed(command, child.returncode, out, err)

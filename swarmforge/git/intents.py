@@ -17,7 +17,7 @@ import shutil
 from dataclasses import asdict, dataclass
 
 from swarmforge.errors import CorruptFile
-from swarmforge.fsutil import atomic_write
+from swarmforge.filewrite import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import run
 from swarmforge.git.names import component_problem

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.names import branch_name, rescue_ref
-from swarmforge.git.worktrees import Removal, create, remove
+from swarmforge.git.removing import Removal, remove
+from swarmforge.git.worktrees import create
 from swarmforge.ports import port_for, project_identity
 
 

@@ -14,12 +14,12 @@ import shlex
 import shutil
 import tempfile
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
 from swarmforge.git.objects import lookup
-from swarmforge.roletable import git_dir_of
+from swarmforge.proc import policy
+from swarmforge.projectroot import git_dir_of
 
 
 def refuse_unless_leftover(
@@ -77,7 +77,7 @@ def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str) -> bool:
     os.close(fd)
     os.unlink(scratch)  # git writes the index afresh; an empty file would be a corrupt one
     tree = (f"--git-dir={main.common_dir}", f"--work-tree={path}")
-    env = proc.child_env({"GIT_INDEX_FILE": scratch})
+    env = policy.child_env({"GIT_INDEX_FILE": scratch})
     try:
         git(main.workdir, "read-tree", commit, env=env, options=tree)
         # Exits non-zero when files differ; diff-files below says how.

@@ -12,9 +12,9 @@ first: `missing-commit` must never read as a conflict. Any other failure of git 
 
 from __future__ import annotations
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import command, objects
+from swarmforge.proc import spawn
 from swarmforge.text import shown
 
 CLEAN, CONFLICT, MISSING = "clean", "conflict", "missing-commit"
@@ -54,14 +54,14 @@ def listed(paths: list[str], limit: int) -> str:
     return text
 
 
-def _git(cwd: str, *args: str) -> proc.Completed:
+def _git(cwd: str, *args: str) -> spawn.Completed:
     try:
         return command.run(cwd, *args)
     except (SwarmforgeError, OSError) as exc:  # no git on PATH, no process left to start
         raise CheckFailed(f"git could not run: {exc}") from None
 
 
-def _said(result: proc.Completed) -> str:
+def _said(result: spawn.Completed) -> str:
     lines = result.stderr.decode(errors="replace").strip().splitlines()
     return f"'git {result.argv[3]}' exited {result.returncode}" + (
         f": {lines[-1]}" if lines else ""

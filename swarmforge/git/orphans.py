@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge.fsutil import move_noreplace
+from swarmforge.filewrite import move_noreplace
 from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
 from swarmforge.times import compact
 

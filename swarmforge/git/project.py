@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.fsutil import atomic_write
+from swarmforge.filewrite import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import FALLBACK_IDENTITY, git
 from swarmforge.git.lock import git_lock

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.roletable import common_dir
+from swarmforge.projectroot import common_dir
 
 
 @dataclass(frozen=True)

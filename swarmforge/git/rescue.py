@@ -13,13 +13,13 @@ import os
 import shutil
 import tempfile
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
 from swarmforge.git.names import check_refname
 from swarmforge.git.objects import lookup
 from swarmforge.git.project import identity_config
+from swarmforge.proc import policy
 
 
 def is_dirty(workdir: str) -> bool:
@@ -44,11 +44,11 @@ def _tree_of(checkout: repo.Checkout) -> str:
     os.close(fd)
     try:
         try:
-            # A scratch file deleted below, not state, so fsutil.atomic_write is not needed.
+            # A scratch file deleted below, not state, so filewrite.atomic_write is not needed.
             shutil.copyfile(os.path.join(checkout.git_dir, "index"), scratch)
         except FileNotFoundError:
             os.unlink(scratch)  # no index yet: git starts an empty one; an empty file is corrupt
-        env = proc.child_env({"GIT_INDEX_FILE": scratch})
+        env = policy.child_env({"GIT_INDEX_FILE": scratch})
         git(checkout.workdir, "add", "--all", env=env)
         return git(checkout.workdir, "write-tree", env=env).strip()
     finally:

@@ -1,4 +1,4 @@
-"""Worktrees at `<root>/.worktrees/<name>`: create, list, remove and prune them.
+"""Worktrees at `<root>/.worktrees/<name>`: create and list them.
 
 Every git write happens under the project's git lock (`lock.git_lock`);
 lookups take none. Checkouts are made by the git CLI, which is faster than
@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import intents, leftovers, repo
-from swarmforge.git.command import git, run
+from swarmforge.git.command import git
 from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_component, check_refname, component_problem
-from swarmforge.git.orphans import keep_mailbox, restore_mailbox
 from swarmforge.git.project import ensure_excludes_locked, find_project
-from swarmforge.git.rescue import check_rescue_ref, is_dirty, rescue_locked
 from swarmforge.layout import WORKTREES_DIR
 
 
@@ -30,27 +28,6 @@ class Worktree:
     path: str
     branch: str | None  # None when its HEAD is detached
     head: str | None  # None before its branch has a commit
-
-
-@dataclass(frozen=True)
-class Removal:
-    """What `remove` did: whether a worktree went, and what of its state was kept where."""
-
-    name: str
-    path: str
-    removed: bool
-    rescued: str | None  # the commit holding its uncommitted work, None if there was none
-    mailbox: str | None  # where its pending mailbox items were moved, None if none
-
-
-@dataclass(frozen=True)
-class Pruned:
-    """What `prune` cleared: stale registrations, creations rolled back after a crash, and
-    directories under .worktrees/ that held only what an interrupted creation leaves."""
-
-    worktrees: tuple[Worktree, ...]
-    rolled_back: tuple[str, ...]
-    cleared: tuple[str, ...]
 
 
 def worktree_path(root: str, name: str) -> str:
@@ -86,7 +63,7 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
         if found is not None:
             return found
     with git_lock(main.workdir):
-        _recover_locked(main)
+        recover_locked(main)
         ensure_excludes_locked(main.common_dir)
         if os.path.lexists(path):
             found = _healthy(main, name, path, branch)
@@ -100,7 +77,7 @@ def create(root: str, name: str, branch: str, base: str = "HEAD") -> Worktree:
         return _add_locked(main, name, path, branch, base)
 
 
-def _recover_locked(main: repo.MainRepo) -> list[str]:
+def recover_locked(main: repo.MainRepo) -> list[str]:
     """Roll back the creations that died half-way (see `intents`); their names."""
     for intent in intents.leftovers(main.workdir):
         parts = intent.branch.split("/")
@@ -155,7 +132,7 @@ def _add_locked(main: repo.MainRepo, name: str, path: str, branch: str, base: st
     return Worktree(name, path, branch, begin.start)
 
 
-def _porcelain(root: str) -> list[tuple[Worktree, bool]]:
+def porcelain(root: str) -> list[tuple[Worktree, bool]]:
     """Every registered worktree with its prunable flag, from `git worktree list --porcelain`."""
     records: list[dict[str, str]] = [{}]
     # Lines, not `-z`, which needs git 2.36; only a path holding a newline (none of
@@ -183,110 +160,4 @@ def list_worktrees(root: str) -> list[Worktree]:
     """The worktrees registered under `<root>/.worktrees/`."""
     main = find_project(root)
     parent = os.path.join(main.workdir, WORKTREES_DIR)
-    return [wt for wt, _ in _porcelain(main.workdir) if os.path.dirname(wt.path) == parent]
-
-
-def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
-    """Remove worktree `name`, first saving its uncommitted work at `rescue_ref`.
-
-    Its pending mailbox items are moved to `.swarmforge/orphaned-mailboxes/`.
-    With `rescue_ref=None`, a worktree with uncommitted work is refused. What
-    an interrupted creation left there is removed; any other directory refused.
-    """
-    check_component(name, "worktree name")
-    if rescue_ref is not None:
-        check_rescue_ref(rescue_ref)
-    main = find_project(root)
-    path = worktree_path(main.workdir, name)
-    with git_lock(main.workdir):
-        existed = os.path.lexists(path)
-        if name in _recover_locked(main):
-            return Removal(name, path, existed, None, None)
-        if not existed:
-            return Removal(name, path, leftovers.forget_locked(main, path), None, None)
-        if repo.open_checkout(path) is None:
-            leftovers.refuse_unless_leftover(main, "remove", name, path, ())
-            leftovers.discard_locked(main, path)
-            return Removal(name, path, True, None, None)
-        return _remove_checkout_locked(main, name, path, rescue_ref)
-
-
-def _remove_checkout_locked(
-    main: repo.MainRepo, name: str, path: str, rescue_ref: str | None
-) -> Removal:
-    mailbox = keep_mailbox(main.workdir, name, path)
-    # A plain remove refuses a worktree with changes or untracked files, so for
-    # a clean one, the common case, this one git call both checks and removes.
-    if run(main.workdir, "worktree", "remove", path).ok:
-        return Removal(name, path, True, None, mailbox)
-    try:
-        rescued = _rescue_or_refuse(main, name, path, rescue_ref)
-        git(main.workdir, "worktree", "remove", "--force", path)
-    except BaseException:
-        if mailbox is not None and os.path.isdir(path):
-            restore_mailbox(mailbox, path)
-        raise
-    return Removal(name, path, True, rescued, mailbox)
-
-
-def _rescue_or_refuse(
-    main: repo.MainRepo, name: str, path: str, rescue_ref: str | None
-) -> str | None:
-    checkout = repo.open_checkout(path)
-    if checkout is None or checkout.is_main or checkout.common_dir != main.common_dir:
-        raise SwarmforgeError(
-            f"Not removing {path}: it is not a worktree of {main.workdir}.",
-            hint=f"Move it elsewhere if it is needed; else: rm -rf {shlex.quote(path)}",
-        )
-    if rescue_ref is None:
-        if is_dirty(path):
-            raise SwarmforgeError(
-                f"Not removing worktree {name!r}: it has uncommitted work and no rescue ref."
-            )
-        return None
-    message = f"swarmforge: uncommitted work of worktree {name}"
-    return rescue_locked(main.workdir, checkout, rescue_ref, message)
-
-
-def prune(root: str) -> Pruned:
-    """Forget worktrees whose directory vanished, roll back creations that crashed, and
-    remove directories under .worktrees/ that hold only what an interrupted creation leaves.
-
-    Branches are kept: they may hold committed work. So is any directory that may hold work.
-    """
-    main = find_project(root)
-    with git_lock(main.workdir):
-        rolled_back = _recover_locked(main)
-        parent = os.path.join(main.workdir, WORKTREES_DIR)
-        # One of ours whose directory is gone is stale even when locked (by an add that
-        # died, or by hand), which `git worktree prune` leaves.
-        listed = _porcelain(main.workdir)
-        ours_gone = [
-            wt
-            for wt, _ in listed
-            if os.path.dirname(wt.path) == parent and not os.path.lexists(wt.path)
-        ]
-        stale = tuple(wt for wt, prunable in listed if prunable or wt in ours_gone)
-        if stale:
-            git(main.workdir, "worktree", "prune")
-        for wt in ours_gone:
-            leftovers.forget_locked(main, wt.path)
-        cleared = tuple(_clear_leftovers_locked(main))
-    return Pruned(stale, tuple(rolled_back), cleared)
-
-
-def _clear_leftovers_locked(main: repo.MainRepo) -> list[str]:
-    parent = os.path.join(main.workdir, WORKTREES_DIR)
-    try:
-        entries = sorted(os.listdir(parent))
-    except FileNotFoundError:
-        return []
-    cleared = []
-    for name in entries:
-        path = os.path.join(parent, name)
-        if not os.path.isdir(path) or os.path.islink(path) or repo.open_checkout(path):
-            continue
-        if leftovers.work_held(main, path, ()) is None:
-            leftovers.discard_locked(main, path)
-            cleared.append(name)
-    return cleared
+    return [wt for wt, _ in porcelain(main.workdir) if os.path.dirname(wt.path) == parent]

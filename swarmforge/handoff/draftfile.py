@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge import fsutil, proc
+from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.draft import MAX_BYTES
 from swarmforge.handoff.refusal import HandoffInvalid
+from swarmforge.proc import liveness
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def claim(path: str, label: str) -> str:
 def unclaim(claimed: str, path: str) -> None:
     """Give a draft that was not queued back its name (kept as claimed if that is taken)."""
     try:
-        fsutil.move_noreplace(claimed, path)
+        filewrite.move_noreplace(claimed, path)
     except OSError:
         pass  # a new draft was written meanwhile: the claimed copy stays beside it
 
@@ -57,7 +58,7 @@ def _missing(path: str, label: str) -> NoReturn:
         pid = name[len(prefix) : -len(CLAIM_SUFFIX)] if name.endswith(CLAIM_SUFFIX) else ""
         if not (pid.isascii() and pid.isdigit()):
             continue
-        if proc.is_alive(int(pid)):
+        if liveness.is_alive(int(pid)):
             raise SwarmforgeError(
                 f"Draft file is being queued by another gate (pid {pid}): {label}"
             )

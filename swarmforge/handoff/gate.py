@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import events, fsutil, roletable
+from swarmforge import events, filewrite, projectroot, roletable
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import sequence
 from swarmforge.handoff.draft import Draft
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from swarmforge.handoff.draft import CommitResolver
 
 # A file name has at most 255 bytes, and the temporary names a handoff is written
-# under (fsutil.temp_name) are longer than its own.
-MAX_NAME_BYTES = 255 - fsutil.TEMP_NAME_EXTRA
+# under (filewrite.temp_name) are longer than its own.
+MAX_NAME_BYTES = 255 - filewrite.TEMP_NAME_EXTRA
 USER = "user"  # the sender of `swarmforge send`: the person running the swarm, never a role
 
 
@@ -39,7 +39,7 @@ def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:
     sender = role
     if not sender:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    root = roletable.find_root(cwd)
+    root = projectroot.find_root(cwd)
     roles = roletable.read_roles(root)
     if sender not in roles:
         raise SwarmforgeError(f"Unknown sender role: {sender}")

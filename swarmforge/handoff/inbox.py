@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil
+from swarmforge import filewrite, fsutil
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox
 
@@ -22,9 +22,9 @@ def queue_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
     """
     box.ensure(Box.NEW)
     final = box.path(Box.NEW, name)
-    tmp = fsutil.temp_name(final)
-    fsutil.write_new(tmp, copy.render())
-    made = fsutil.publish(tmp, final)
+    tmp = filewrite.temp_name(final)
+    filewrite.write_new(tmp, copy.render())
+    made = filewrite.publish(tmp, final)
     fsutil.fsync_dir(box.path(Box.NEW))
     return made
 
@@ -34,7 +34,7 @@ def take_back(path: str) -> bool:
 
     Renamed away before it is unlinked, so that of two takers only one removes it.
     """
-    claim = fsutil.temp_name(path)
+    claim = filewrite.temp_name(path)
     try:
         os.rename(path, claim)
     except FileNotFoundError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge import fsutil, text
+from swarmforge import filewrite, fsutil, text
 from swarmforge.errors import Refused
 from swarmforge.layout import HANDOFFS
 
@@ -173,5 +173,5 @@ def items_in(directory: str) -> list[str]:
 
 def move(src: str, dst: str) -> None:
     """Move a file or batch directory to `dst`, never over an existing one."""
-    fsutil.move_noreplace(src, dst)
+    filewrite.move_noreplace(src, dst)
     fsutil.fsync_dir(os.path.dirname(dst))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil, times
+from swarmforge import filewrite, fsutil, times
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, move
 
@@ -18,11 +18,11 @@ def install(box: Mailbox, name: str, handoff: message.Handoff) -> str:
     """Gate: write `name` under outbox/tmp/ and rename it into outbox/; its final path."""
     box.ensure(Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
     # A temporary name carrying the writer's pid: the daemon sweeps it if the writer dies.
-    tmp = fsutil.temp_name(box.path(Box.OUTBOX_TMP, name))
+    tmp = filewrite.temp_name(box.path(Box.OUTBOX_TMP, name))
     final = box.path(Box.OUTBOX, name)
     try:
-        fsutil.write_new(tmp, handoff.render())
-        fsutil.move_noreplace(tmp, final)
+        filewrite.write_new(tmp, handoff.render())
+        filewrite.move_noreplace(tmp, final)
     except BaseException:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -55,7 +55,7 @@ def set_aside(box: Mailbox, path: str, reason: str) -> str:
         target = os.path.join(failed, f"{name}.{times.stamp().replace(':', '')}")
     # The reason is written first: a crash before the move leaves the file to be
     # set aside again, never a failed file without its reason.
-    fsutil.atomic_write(target + ".error", f"{reason}\n".encode())
-    fsutil.move_noreplace(path, target)
+    filewrite.atomic_write(target + ".error", f"{reason}\n".encode())
+    filewrite.move_noreplace(path, target)
     fsutil.fsync_dir(failed)
     return target

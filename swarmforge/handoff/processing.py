@@ -4,7 +4,7 @@ crash, annotated, completed; each step stamps a header on a new file renamed ove
 
 from __future__ import annotations
 
-from swarmforge import fsutil, times
+from swarmforge import filewrite, times
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import move
 
@@ -17,7 +17,7 @@ def accept(src: str, dst: str, handoff: message.Handoff) -> message.Handoff:
     in place, so what was parsed is what is taken). Raises FileNotFoundError if
     another process took it first: claiming is the rename.
     """
-    fsutil.move_noreplace(src, dst)
+    filewrite.move_noreplace(src, dst)
     return _restamp(dst, handoff, "dequeued_at")
 
 
@@ -48,7 +48,7 @@ def annotate(path: str, headers: list[tuple[str, str]]) -> message.Handoff:
     handoff = message.read(path)
     for field, value in headers:
         handoff = handoff.with_header(field, value)
-    fsutil.atomic_write(path, handoff.render())
+    filewrite.atomic_write(path, handoff.render())
     return handoff
 
 
@@ -57,5 +57,5 @@ def _restamp(
 ) -> message.Handoff:
     # Published files are never edited in place: a new file is renamed over the old.
     updated = handoff.with_header(field, value or times.stamp())
-    fsutil.atomic_write(path, updated.render())
+    filewrite.atomic_write(path, updated.render())
     return updated

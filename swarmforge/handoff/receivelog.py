@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import events, roletable
+from swarmforge import events, projectroot
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Mailbox
@@ -17,7 +17,7 @@ from swarmforge.handoff.message import Handoff
 def project_root(box: Mailbox) -> str | None:
     """The project whose log gets the events of `box`, or None if it cannot be found."""
     try:
-        return roletable.find_root(box.worktree)
+        return projectroot.find_root(box.worktree)
     except (SwarmforgeError, OSError):
         return None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmforge import roletable
+from swarmforge import projectroot, roletable
 from swarmforge.errors import Refused, SwarmforgeError
 
 
@@ -10,7 +10,7 @@ def receive_mode(cwd: str, role: str) -> str:
     """The caller's receive mode from roles.tsv: `task` or `batch`."""
     if not role:
         raise SwarmforgeError("Set SWARMFORGE_ROLE.")
-    roles = roletable.read_roles(roletable.find_root(cwd))
+    roles = roletable.read_roles(projectroot.find_root(cwd))
     entry = roles.get(role)
     if entry is None:
         raise SwarmforgeError(f"Unknown role: {role}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil, locks
+from swarmforge import filewrite, fsutil, locks
 from swarmforge.errors import CorruptFile
 
 SEQUENCE = "sequence"
@@ -50,5 +50,5 @@ def next_sequence(handoffs_root: str) -> str:
     path = os.path.join(handoffs_root, SEQUENCE)
     with SequenceLock(handoffs_root):
         number = read_counter(path) + 1
-        fsutil.atomic_write(path, f"{number:06d}\n".encode())
+        filewrite.atomic_write(path, f"{number:06d}\n".encode())
     return f"{number:06d}"

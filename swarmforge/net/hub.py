@@ -14,9 +14,9 @@ does not answer gives up after a while instead of holding the daemon.
 
 from __future__ import annotations
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import command, objects
+from swarmforge.proc import policy, spawn
 
 REF_PREFIX = "refs/swarmforge/commits/"
 # What every git command that reaches the hub runs with: never a prompt, and an ssh
@@ -24,9 +24,9 @@ REF_PREFIX = "refs/swarmforge/commits/"
 QUIET = {"GIT_TERMINAL_PROMPT": "0", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15"}
 
 
-def quiet_env() -> proc.Environment:
+def quiet_env() -> policy.Environment:
     """This process's environment with QUIET: for git commands that reach the hub."""
-    return proc.child_env(QUIET)
+    return policy.child_env(QUIET)
 
 
 class HubError(SwarmforgeError):
@@ -38,14 +38,14 @@ def ref(commit: str) -> str:
     return REF_PREFIX + commit
 
 
-def _git(cwd: str, *args: str) -> proc.Completed:
+def _git(cwd: str, *args: str) -> spawn.Completed:
     try:
         return command.run(cwd, *args, env=quiet_env())
     except (SwarmforgeError, OSError) as exc:
         raise HubError(f"git could not run: {exc}") from None
 
 
-def _failed(what: str, hub: str, result: proc.Completed) -> HubError:
+def _failed(what: str, hub: str, result: spawn.Completed) -> HubError:
     lines = result.stderr.decode(errors="replace").strip().splitlines()
     said = f": {lines[-1]}" if lines else ""
     return HubError(f"cannot {what} {hub} (git exited {result.returncode}){said}")

@@ -19,7 +19,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import commitcheck, copies, message
 from swarmforge.handoff.mailbox import SUFFIX, Box, Mailbox, UnsafeMailbox
@@ -133,6 +133,6 @@ def _set_aside(box: Mailbox, name: str, data: bytes, reason: str) -> Received:
     staged = box.path(Box.OUTBOX_TMP, name)
     if os.path.lexists(staged):
         os.unlink(staged)  # left by a receiver that died before moving it
-    fsutil.write_new(staged, data)
+    filewrite.write_new(staged, data)
     set_aside(box, staged, reason)
     return Received(name, FAILED, reason)

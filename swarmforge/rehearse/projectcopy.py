@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import shutil
 
-from swarmforge.config.roster import SWARMFORGE_DIR
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import GitFailed, run
 from swarmforge.git.objects import lookup
+from swarmforge.layout import SWARMFORGE_DIR
 
 
 def copy_project(root: str, dest: str) -> str:

@@ -72,7 +72,7 @@ def _check_agents(config: SwarmConfig) -> None:
 
 def _stalled(director: Director, limit: float, project: str, config: SwarmConfig) -> list[str]:
     """A problem for each role that stopped answering mid-turn, with what its screen shows."""
-    from swarmforge.tmux import Tmux, project_socket
+    from swarmforge.tmux.server import Tmux, project_socket
 
     problems = []
     for role, turn, command in director.stalled(limit):

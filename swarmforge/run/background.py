@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil, proc
+from swarmforge import filewrite
+from swarmforge.proc import detach
 from swarmforge.run.commandtask import run_command
 
 
@@ -49,13 +50,13 @@ def start_background(
         "--",
         *argv,
     ]
-    return proc.detach(wrapper, env=env)  # adopted by init: it outlives us
+    return detach.detach(wrapper, env=env)  # adopted by init: it outlives us
 
 
 def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
     """The detached worker itself: run the command, write the report, drop the pid file."""
     marker = pid_file(reports, task_id)
-    fsutil.atomic_write(marker, f"{os.getpid()}\n".encode())
+    filewrite.atomic_write(marker, f"{os.getpid()}\n".encode())
     try:
         outcome = run_command(
             task_id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swarmforge import proc
+from swarmforge.proc import popen
 from swarmforge.run.outcome import Outcome
 from swarmforge.run.report.markdown import TAIL
 from swarmforge.run.report.publish import write_report
@@ -31,7 +31,7 @@ def run_command(
     """Run `argv` to completion and write its report."""
     code, out, err, error = None, b"", b"", None
     try:
-        done = proc.output(argv, cwd=cwd, env=env)
+        done = popen.output(argv, cwd=cwd, env=env)
         code, out, err = done.returncode, done.stdout, done.stderr
     except OSError as exc:
         error = exc

@@ -3,7 +3,7 @@ one is gone."""
 
 from __future__ import annotations
 
-from swarmforge import proc
+from swarmforge.proc import spawn
 
 
 class Executables:
@@ -19,7 +19,7 @@ class Executables:
             return None
         found = self._found.get((name, path))
         if found is None:
-            found = proc.which(name, path)
+            found = spawn.which(name, path)
             if found is not None:
                 self._found[(name, path)] = found
         return found

@@ -42,7 +42,7 @@ def ended(flights: Iterable[Flight], reports: str, root: str) -> list[Ended]:
 
 
 def _background_end(flight: Flight, reports: str) -> Outcome | BaseException | None:
-    from swarmforge.proc import is_alive
+    from swarmforge.proc.liveness import is_alive
 
     outcome = finished(reports, flight.task_id)
     if outcome is not None:

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.layout import RUNS_DIR
 from swarmforge.run.journal.events import TaskEnqueued, TaskState
 from swarmforge.run.journal.replay import read_states
@@ -52,7 +52,7 @@ def keep_spec(run_dir: str, spec_json: str) -> None:
     """Keep the run's spec beside its journal, once, for views of its tasks and edges."""
     kept = os.path.join(run_dir, SPEC)
     if not os.path.exists(kept):
-        fsutil.atomic_write(kept, spec_json.encode(), durable=False)
+        filewrite.atomic_write(kept, spec_json.encode(), durable=False)
 
 
 def run_dirs(root: str) -> list[str]:

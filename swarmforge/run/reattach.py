@@ -68,7 +68,7 @@ def last(events: Sequence[Event], task_id: str, field: str) -> object:
 
 def _background(task_id: str, events: Sequence[Event], reports: str) -> Rejoin | None:
     """Found again through its report or its live worker."""
-    from swarmforge.proc import is_alive
+    from swarmforge.proc.liveness import is_alive
 
     outcome = finished(reports, task_id)
     pid = last(events, task_id, "pid")

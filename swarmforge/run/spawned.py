@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from swarmforge.proc import Started
+    from swarmforge.proc.popen import Started
 
 
 class Child:

@@ -1,6 +1,6 @@
 """Command workers run as child processes, watched from the orchestrator's own thread.
 
-`start` starts a child at once (`proc.start`, on the subprocess module) with
+`start` starts a child at once (`popen.start`, on the subprocess module) with
 /dev/null as stdin and one pipe for stdout and one for stderr. One selector
 watches every child's pipes, of which the last `TAIL` bytes are kept, and a
 wake-up pipe for other threads. A child is reaped once both its pipes are at end
@@ -25,13 +25,14 @@ import time
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING
 
-from swarmforge import host, proc
+from swarmforge import host
+from swarmforge.proc import policy, popen
 from swarmforge.run.executables import Executables
 from swarmforge.run.report.markdown import TAIL
 from swarmforge.run.spawned import Child
 
 if TYPE_CHECKING:
-    from swarmforge.proc import Started
+    from swarmforge.proc.popen import Started
 
 CHUNK = 65536
 # How soon, then how rarely, a child whose output is closed is polled for its exit.
@@ -46,7 +47,10 @@ class Spawner:
         self._wake_r, self._wake_w = host.pipe()
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._devnull = os.open(os.devnull, os.O_RDONLY)
-        self._shared: tuple[Mapping[str, str] | None, proc.Environment] = (None, proc.Environment())
+        self._shared: tuple[Mapping[str, str] | None, policy.Environment] = (
+            None,
+            policy.Environment(),
+        )
         self._found = Executables()
         self._failed: collections.deque[Child] = collections.deque()
         self._lingering: list[Child] = []  # output closed, exit not seen yet
@@ -91,13 +95,13 @@ class Spawner:
         self._selector.register(out_r, selectors.EVENT_READ, (child, child.out))
         self._selector.register(err_r, selectors.EVENT_READ, (child, child.err))
 
-    def _environment(self, env: Mapping[str, str]) -> proc.Environment:
+    def _environment(self, env: Mapping[str, str]) -> policy.Environment:
         if env is not self._shared[0]:
-            self._shared = (env, proc.environment(env))
+            self._shared = (env, policy.environment(env))
         return self._shared[1]
 
     def _spawn(
-        self, argv: list[str], cwd: str, env: proc.Environment, extra: Mapping[str, str] | None
+        self, argv: list[str], cwd: str, env: policy.Environment, extra: Mapping[str, str] | None
     ) -> tuple[Started, int, int]:
         fds: list[int] = []
         try:
@@ -106,7 +110,7 @@ class Spawner:
             path = (extra or {}).get("PATH", env.get("PATH", os.defpath))
             for again in (False, True):
                 try:
-                    started = proc.start(
+                    started = popen.start(
                         argv,
                         executable=self._found.find(argv[0], path),
                         cwd=cwd,

@@ -30,12 +30,13 @@ from dataclasses import asdict
 from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from swarmforge import fsutil, proc, times
+from swarmforge import filewrite, fsutil, times
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.errors import shell_status
 from swarmforge.git.command import run as run_git
 from swarmforge.layout import SETUP_FAILED_DIR, STATE_DIRS
+from swarmforge.proc import popen
 
 TAIL_LINES = 20
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL for a setup command out of time
@@ -102,7 +103,7 @@ def _mark(root: str, found: SetupFailure, durable: bool = True) -> None:
     path = mark_path(root, found.role)
     fsutil.makedirs(os.path.dirname(path))
     data = (json.dumps(found.as_json(), indent=2) + "\n").encode()
-    fsutil.atomic_write(path, data, durable=durable)
+    filewrite.atomic_write(path, data, durable=durable)
 
 
 def _clear(root: str, role: str) -> None:
@@ -247,13 +248,13 @@ def _setup(
         out.flush()
         begin = os.fstat(out.fileno()).st_size
         started = time.monotonic()
-        child = proc.start(
+        child = popen.start(
             ["sh", "-c", command],
             cwd=role.path,
             env=env,
-            stdin=proc.DEVNULL,
+            stdin=popen.DEVNULL,
             stdout=out.fileno(),
-            stderr=proc.STDOUT,
+            stderr=popen.STDOUT,
             session=True,
         )
         code = _wait(child, timeout)
@@ -274,7 +275,7 @@ def _setup(
     )
 
 
-def _wait(child: proc.Started, timeout: float) -> int | None:
+def _wait(child: popen.Started, timeout: float) -> int | None:
     """The command's exit as a shell shows it; None if it ran out of time (its whole
     process group is then ended: TERM, then KILL after a grace)."""
     try:

@@ -11,7 +11,7 @@ from swarmforge.daemon import stopping
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.sweep import sweep as mailbox_sweep
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import repo, worktrees
+from swarmforge.git import prune, repo
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.swarm.artifacts import Sweep, sweep
@@ -97,7 +97,7 @@ def gc_held(root: str, artifacts: bool = False) -> GcReport:
     checkout = repo.open_checkout(root)
     if checkout is not None and checkout.is_main:
         # A project that is no git repository yet has no worktree registrations to prune.
-        pruned = worktrees.prune(root)
+        pruned = prune.prune(root)
     try:
         roles = roletable.read_roles(root)
     except SwarmforgeError:

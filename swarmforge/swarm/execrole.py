@@ -21,7 +21,7 @@ import signal
 from collections.abc import Callable
 from types import FrameType
 
-from swarmforge import logfile, proc
+from swarmforge import logfile
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Invocation
 from swarmforge.agents.execagent import exec_argv
@@ -36,6 +36,7 @@ from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
 from swarmforge.handoff.processing import annotate
 from swarmforge.handoff.ready import ready_batch, ready_task
+from swarmforge.proc import popen
 from swarmforge.swarm import placement, rolecommand
 
 # What to run for one item, given its ready printout.
@@ -115,7 +116,7 @@ class ExecRole:
         env = {**self.env, "SWARMFORGE_TASK": work.path}
         code = 0
         for attempt in range(1 + RETRIES):
-            code = proc.run_in(
+            code = popen.run_in(
                 invocation.argv,
                 cwd=self.worktree,
                 env=env,

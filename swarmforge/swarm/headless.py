@@ -17,7 +17,7 @@ import signal
 import time
 from types import FrameType
 
-from swarmforge import fsutil, logfile, proc, tagging
+from swarmforge import filewrite, logfile, tagging
 from swarmforge.agents import lifecycle, probe
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
@@ -26,6 +26,7 @@ from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
+from swarmforge.proc import popen
 from swarmforge.swarm import bootstrap, placement, ramp, rolecommand
 
 CHECK_SECONDS = 0.5
@@ -45,7 +46,7 @@ class Child:
     ) -> None:
         self.argv, self.cwd, self.env, self.log, self.policy = argv, cwd, env, log, policy
         self.agent = agent  # an agent's starts are paced (ramp.py); an exec role's are not
-        self.proc: proc.Started | None = None
+        self.proc: popen.Started | None = None
         self.restarts = 0
         self.next_start = 0.0
         self.finished = False  # exited, and its policy says it stays so
@@ -53,13 +54,13 @@ class Child:
     def start(self) -> int:
         """Start the process; its pid."""
         with open(self.log, "ab") as out:
-            self.proc = proc.start(
+            self.proc = popen.start(
                 self.argv,
                 cwd=self.cwd,
                 env=self.env,
-                stdin=proc.DEVNULL,
+                stdin=popen.DEVNULL,
                 stdout=out.fileno(),
-                stderr=proc.STDOUT,
+                stderr=popen.STDOUT,
                 session=True,
             )
         return self.proc.pid
@@ -129,7 +130,7 @@ def serve(root: str) -> None:
             _start_due(root, run_id, children, pacer, log)
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the session record is complete by then.
-            fsutil.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
+            filewrite.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
             refreshed = 0.0
             while not stopping:
                 first = _start_due(root, run_id, children, pacer, log)

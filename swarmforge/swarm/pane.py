@@ -18,15 +18,15 @@ import sys
 import threading
 from types import FrameType
 
-from swarmforge import proc
 from swarmforge.agents import lifecycle, probe
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
+from swarmforge.proc import popen
 from swarmforge.swarm import rolecommand
-from swarmforge.tmux import Tmux, project_socket
+from swarmforge.tmux.server import Tmux, project_socket
 
 CANNOT_START = 127  # as a shell reports a command it cannot run
 
@@ -57,7 +57,7 @@ class Supervisor:
         self.policy = settings.role(name).restart
         self.stall_after = settings.stall.seconds
         self.done = threading.Event()
-        self.child: proc.Started | None = None
+        self.child: popen.Started | None = None
         self.stopping = False
         self.doorbell = Doorbell()
 
@@ -80,7 +80,7 @@ class Supervisor:
         """Start the agent and wait for it; its exit code (127 if it could not start)."""
         try:
             # The agent shares the pane's terminal and process group, as if typed there.
-            self.child = proc.start(self.argv, cwd=self.cwd, env=self.env)
+            self.child = popen.start(self.argv, cwd=self.cwd, env=self.env)
         except OSError as exc:
             # Gone since `up` checked it: a failure to start, under the same restart policy.
             self.child = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from swarmforge import fsutil, times
+from swarmforge import filewrite, times
 from swarmforge.config import rolerecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
@@ -123,10 +123,10 @@ def write_roles_tsv(
     remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
     remote_path = os.path.join(root, REMOTE_TSV)
     if remote_rows:
-        fsutil.atomic_write(remote_path, remote_rows.encode())
+        filewrite.atomic_write(remote_path, remote_rows.encode())
     elif os.path.lexists(remote_path):
         os.unlink(remote_path)
-    fsutil.atomic_write(os.path.join(root, ROLES_TSV), "".join(rows).encode())
+    filewrite.atomic_write(os.path.join(root, ROLES_TSV), "".join(rows).encode())
 
 
 def log_file(root: str, name: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
 from swarmforge.config import prompts, sessionrecord
@@ -24,7 +24,9 @@ def write_instructions(root: str, config: SwarmConfig) -> None:
         if not role.is_exec:
             path = prompts.instruction_path(root, role.name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            fsutil.atomic_write(path, prompts.instruction_text(role.name).encode(), durable=False)
+            filewrite.atomic_write(
+                path, prompts.instruction_text(role.name).encode(), durable=False
+            )
 
 
 def instruction_files(root: str, role: str) -> list[str]:

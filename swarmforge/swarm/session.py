@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Literal
 
-from swarmforge import events, proc, tagging, times
+from swarmforge import events, tagging, times
 from swarmforge.config import rolerecord, sessionlock, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.rolerecord import RoleRecord
@@ -24,11 +24,12 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon import starting, stopping
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import names, worktrees
+from swarmforge.git import names, removing, worktrees
 from swarmforge.git.project import ensure_first_commit
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV, RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.ports import port_for, project_identity
+from swarmforge.proc import detach
 from swarmforge.swarm import bootstrap, hosts, placement, ramp, rolecommand, shims
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 from swarmforge.waiting import wait_until
@@ -250,7 +251,8 @@ def _start(
 def _start_tmux(
     root: str, config: SwarmConfig, record: SessionRecord, stagger: float, progress: Progress
 ) -> None:
-    from swarmforge.tmux import SessionSpec, Tmux, project_socket
+    from swarmforge.tmux.server import Tmux, project_socket
+    from swarmforge.tmux.spec import SessionSpec
 
     tmux = Tmux(project_socket(root))
     specs = []
@@ -284,7 +286,7 @@ def _start_tmux(
 def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
     with open(placement.log_file(root, "runner"), "ab") as log:
-        proc.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
+        detach.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
     pid_file = os.path.join(root, RUNNER_PID)
     lock = os.path.join(root, RUNNER_LOCK)
     if wait_until(lambda: is_held(lock) and os.path.exists(pid_file), START_TIMEOUT):
@@ -296,12 +298,12 @@ def _start_runner(root: str, tag_env: dict[str, str]) -> int:
 
 
 def _start_inhibitor(tag_env: dict[str, str]) -> int | None:
-    from swarmforge.tmux import sleep_inhibitor_argv
+    from swarmforge.proc.awake import sleep_inhibitor_argv
 
     argv = sleep_inhibitor_argv()
     if argv is None:
         return None
-    return proc.detach(argv, extra=tag_env)
+    return detach.detach(argv, extra=tag_env)
 
 
 def _purge(
@@ -313,7 +315,7 @@ def _purge(
     for role in record.roles:
         if role.worktree in ("master", "none"):
             continue
-        removal = worktrees.remove(
+        removal = removing.remove(
             root, role.worktree, rescue_ref=names.rescue_ref(record.run_id, role.worktree)
         )
         rescued[role.name] = removal.rescued

@@ -12,7 +12,7 @@ import os
 import shlex
 import sys
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.layout import BIN_DIR, SCRIPTS
 
 ENTRY = "import sys; from swarmforge.cli import main; sys.exit(main())"
@@ -34,5 +34,5 @@ def write(root: str, python: str | None = None) -> str:
     scripts["swarmforge"] = f'#!/bin/sh\n# Written by swarmforge up.\nexec {command} "$@"\n'
     for name, text in scripts.items():
         path = os.path.join(directory, name)
-        fsutil.atomic_write(path, text.encode(), durable=False, mode=0o755)
+        filewrite.atomic_write(path, text.encode(), durable=False, mode=0o755)
     return directory

@@ -6,7 +6,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from swarmforge import proc, tagging, times
+from swarmforge import tagging, times
 from swarmforge.agents import lifecycle, probe
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.tokens import Tokens
@@ -24,12 +24,13 @@ from swarmforge.errors import CorruptFile
 from swarmforge.git import command
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
+from swarmforge.proc import liveness
 from swarmforge.swarm import disk
 from swarmforge.swarm.bootstrap import SetupFailure, failure
 from swarmforge.swarm.hoststatus import CrossHost, cross_host
 from swarmforge.swarm.portholders import PortHolder, port_holders
 from swarmforge.swarm.teardown import is_running
-from swarmforge.tmux import project_socket
+from swarmforge.tmux.server import project_socket
 
 
 def _age(stamp: str | None, now: float) -> int | None:
@@ -232,13 +233,13 @@ def _alive(root: str, record: SessionRecord, role: RoleRecord, life: AgentLife |
     if life is not None and life.state == "exited":
         return False
     if life is not None and record.backend == "tmux":
-        return proc.is_alive(life.pid)
+        return liveness.is_alive(life.pid)
     if record.backend == "headless":
-        return proc.is_alive(role.pid)
-    from swarmforge.tmux import Tmux
+        return liveness.is_alive(role.pid)
+    from swarmforge.tmux.server import Tmux
 
     tmux = Tmux(project_socket(root))
-    return proc.is_alive(tmux.pane_pid(role.session_name))
+    return liveness.is_alive(tmux.pane_pid(role.session_name))
 
 
 def _process(life: AgentLife | None, alive: bool) -> Process:

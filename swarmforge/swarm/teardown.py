@@ -19,7 +19,7 @@ def is_running(root: str, record: SessionRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
         return is_held(os.path.join(root, RUNNER_LOCK))
-    from swarmforge.tmux import Tmux, project_socket
+    from swarmforge.tmux.server import Tmux, project_socket
 
     tmux = Tmux(project_socket(root))
     return any(tmux.has_session(role.session_name) for role in record.roles)
@@ -32,7 +32,7 @@ def stop_processes(root: str, record: SessionRecord | None) -> list[int]:
         pid_file = os.path.join(root, RUNNER_PID)
         if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
             ended += tagging.terminate_tree(record.runner_pid)
-        from swarmforge.tmux import Tmux, project_socket
+        from swarmforge.tmux.server import Tmux, project_socket
 
         if record.backend == "tmux" or Tmux(project_socket(root)).server_running():
             Tmux(project_socket(root)).kill_server()

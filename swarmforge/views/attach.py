@@ -19,14 +19,15 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from swarmforge import proc
 from swarmforge.config import sessionrecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import LOGS_DIR
-from swarmforge.roletable import shown_name
-from swarmforge.tmux import Tmux, new_window_argv, project_socket
+from swarmforge.proc import replace, spawn
+from swarmforge.rolenames import shown_name
+from swarmforge.tmux.server import Tmux, project_socket
+from swarmforge.tmux.usertmux import new_window_argv
 
 OVERVIEW = "swarmforge-overview"  # alone on its server: no role's session to be taken for
 
@@ -66,7 +67,7 @@ def plan(root: str, role: str | None = None, env: Mapping[str, str] | None = Non
     if record.backend == "headless":
         raise _headless(record, role)
     roles = _chosen(record, role)
-    tmux_bin = proc.which("tmux")
+    tmux_bin = spawn.which("tmux")
     if tmux_bin is None:
         raise SwarmforgeError(
             "Cannot find 'tmux' on PATH: attaching needs it.",
@@ -98,8 +99,8 @@ def plan(root: str, role: str | None = None, env: Mapping[str, str] | None = Non
 def start(attach: Attach) -> None:
     """Run what `plan` decided: open the window and return, or become the client."""
     if not attach.in_window:
-        proc.replace(attach.argv)
-    result = proc.run(attach.argv)
+        replace.replace(attach.argv)
+    result = spawn.run(attach.argv)
     if not result.ok:
         detail = result.stderr.decode(errors="replace").strip() or f"exit {result.returncode}"
         raise SwarmforgeError(
@@ -109,7 +110,7 @@ def start(attach: Attach) -> None:
 
 
 def _nested(client: list[str]) -> list[str]:
-    env = proc.which("env")
+    env = spawn.which("env")
     if env is None:
         raise SwarmforgeError("Cannot find 'env' on PATH.", hint="Add /usr/bin to PATH.")
     return [env, "-u", "TMUX", *client]

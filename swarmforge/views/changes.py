@@ -32,7 +32,7 @@ SKIPPED_DIRS = (".git", STATE_DIR)  # in a worktree: git's, and swarmforge's (wa
 
 
 def temporary(name: str) -> bool:
-    """True for the name of an atomic write's temporary file (fsutil.temp_name)."""
+    """True for the name of an atomic write's temporary file (filewrite.temp_name)."""
     return name.startswith(".") and name.endswith(".tmp")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmforge import events
+from swarmforge import eventread, events
 
 EVENTS_KEPT = 200
 
@@ -22,8 +22,8 @@ class EventTail:
     def more(self) -> list[dict[str, object]]:
         """The events appended since the last call (the last EVENTS_KEPT at most)."""
         if self.offset is None:
-            chunk = events.tail(self.path, EVENTS_KEPT)
+            chunk = eventread.tail(self.path, EVENTS_KEPT)
         else:
-            chunk = events.read(self.path, self.offset, self.line)
+            chunk = eventread.read(self.path, self.offset, self.line)
         self.offset, self.line = chunk.end, chunk.lines
         return chunk.events[-EVENTS_KEPT:]

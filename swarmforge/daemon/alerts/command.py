@@ -12,8 +12,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from swarmforge import proc
 from swarmforge.daemon.alerts.triggers import Event, payload, trigger_of
+from swarmforge.proc import popen
 
 BURST = 2.0  # seconds a notification waits for more events of its trigger
 TIMEOUT = 30.0  # seconds a notification command may take before it is killed
@@ -77,12 +77,12 @@ class Alerts:
             events = self._pending.pop(trigger)
         data = json.dumps(payload(trigger, events)).encode() + b"\n"
         try:
-            child = proc.start(
+            child = popen.start(
                 self.command,
                 cwd=self.cwd,
-                stdin=proc.PIPE,
-                stdout=proc.DEVNULL,
-                stderr=proc.PIPE,
+                stdin=popen.PIPE,
+                stdout=popen.DEVNULL,
+                stderr=popen.PIPE,
                 session=True,
             )
         except OSError as exc:
@@ -92,7 +92,7 @@ class Alerts:
         if wrong:
             self.log(f"notification for {trigger}: {self.command[0]} {wrong}")
 
-    def _outcome(self, child: proc.Started, data: bytes) -> str | None:
+    def _outcome(self, child: popen.Started, data: bytes) -> str | None:
         """Feed `data` to `child` and wait for it: what went wrong, or None."""
         with child:  # its pipes closed and it waited for, whatever happens
             try:
@@ -112,7 +112,7 @@ class Alerts:
         return None
 
 
-def _end(child: proc.Started) -> None:
+def _end(child: popen.Started) -> None:
     """Kill `child` with whatever it started (its own session): hung notifications must
     not pile up."""
     with contextlib.suppress(ProcessLookupError):

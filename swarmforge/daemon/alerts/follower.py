@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import events
+from swarmforge import eventread, events
 from swarmforge.daemon.alerts.command import Alerts, Log
 from swarmforge.errors import SwarmforgeError
 
@@ -18,7 +18,7 @@ class Follower:
         self.log = log
         self.path = events.log_path(root)
         # Only what happens from now on notifies: start at the log's current end.
-        self.offset = events.tail(self.path, 0).end  # the end, found without reading it all
+        self.offset = eventread.tail(self.path, 0).end  # the end, found without reading it all
         self.line = 0
         self.alerts: Alerts | None = None
         self._loaded = False
@@ -27,7 +27,7 @@ class Follower:
     def poll(self) -> None:
         """Feed the events appended since the last poll."""
         self._load()
-        chunk = events.read(self.path, self.offset, self.line)
+        chunk = eventread.read(self.path, self.offset, self.line)
         self.offset, self.line = chunk.end, chunk.lines
         if self.alerts is not None and chunk.events:
             self.alerts.feed(chunk.events)

@@ -6,8 +6,9 @@ import json
 import os
 from collections.abc import Mapping
 
-from swarmforge import events, proc
+from swarmforge import eventline
 from swarmforge.errors import SwarmforgeError
+from swarmforge.proc import spawn
 
 
 def summary(note: Mapping[str, object]) -> tuple[str, str]:
@@ -15,14 +16,14 @@ def summary(note: Mapping[str, object]) -> tuple[str, str]:
     trigger = str(note.get("trigger") or note.get("kind") or "event")
     burst = note.get("events")
     if isinstance(burst, list) and burst and isinstance(burst[0], dict):
-        return f"swarmforge: {note.get('count')} x {trigger}", events.line(burst[-1])
-    return f"swarmforge: {trigger}", events.line(note)
+        return f"swarmforge: {note.get('count')} x {trigger}", eventline.line(burst[-1])
+    return f"swarmforge: {trigger}", eventline.line(note)
 
 
 def notify_send(data: str) -> None:
     """Show the notification whose JSON is `data` on the desktop, through notify-send."""
     title, text = summary(_note(data))
-    done = proc.run(["notify-send", "--app-name=swarmforge", title, text])
+    done = spawn.run(["notify-send", "--app-name=swarmforge", title, text])
     if not done.ok:
         said = done.stderr.decode(errors="replace").strip()
         raise SwarmforgeError(f"notify-send failed: {said or f'exit {done.returncode}'}")
@@ -30,7 +31,7 @@ def notify_send(data: str) -> None:
 
 def bell(root: str) -> int:
     """Ring the terminal of every tmux client attached to the swarm of `root`; how many."""
-    from swarmforge.tmux import Tmux, project_socket
+    from swarmforge.tmux.server import Tmux, project_socket
 
     return sum(ring(tty) for tty in Tmux(project_socket(root)).client_ttys())
 

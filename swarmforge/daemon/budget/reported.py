@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable
 
-from swarmforge import fsutil
+from swarmforge import filewrite, fsutil
 
 Log = Callable[[str], None]
 
@@ -34,4 +34,4 @@ def remember(path: str, run_id: str, scopes: list[str]) -> None:
     """Record that `scopes` were reported in run `run_id` (before their events are written)."""
     fsutil.makedirs(os.path.dirname(path))
     text = json.dumps({"run": run_id, "reported": scopes}, indent=2) + "\n"
-    fsutil.atomic_write(path, text.encode())
+    filewrite.atomic_write(path, text.encode())

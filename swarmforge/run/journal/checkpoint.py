@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarmforge import fsutil
+from swarmforge import filewrite
 from swarmforge.records import read_json_model
 from swarmforge.run.taskgraph import Status
 
@@ -38,7 +38,7 @@ def write_checkpoint(
         {"seq": seq, "states": dict(states), "parked": list(parked)}
     )
     data = checkpoint.model_dump_json(indent=1).encode() + b"\n"
-    fsutil.atomic_write(os.path.join(run_dir, CHECKPOINT), data)
+    filewrite.atomic_write(os.path.join(run_dir, CHECKPOINT), data)
     return checkpoint
 
 

@@ -28,8 +28,8 @@ from swarmforge.git.command import GitFailed, git, run
 from swarmforge.git.isolation import Isolation, isolated, worktree_name
 from swarmforge.git.names import branch_name, rescue_ref
 from swarmforge.git.objects import lookup
+from swarmforge.git.removing import remove
 from swarmforge.git.rescue import snapshot
-from swarmforge.git.worktrees import remove
 from swarmforge.net.hub import quiet_env
 from swarmforge.run.remote.base import base_ref
 

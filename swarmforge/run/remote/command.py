@@ -11,7 +11,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import IO
 
-from swarmforge import proc
+from swarmforge.proc import popen
 from swarmforge.run.report.markdown import TAIL
 
 SLICE = 0.2  # seconds between two looks at a stop request while a command runs
@@ -57,11 +57,11 @@ class Commands:
             file.seek(0)
             file.truncate()
         try:
-            child = proc.start(
+            child = popen.start(
                 argv,
                 cwd=cwd,
                 extra=extra,
-                stdin=proc.DEVNULL,
+                stdin=popen.DEVNULL,
                 stdout=out.fileno(),
                 stderr=err.fileno(),
                 session=True,
@@ -71,7 +71,7 @@ class Commands:
         self._wait(child, progress, every)
         return child.returncode, _tail(out), _tail(err), None
 
-    def _wait(self, child: proc.Started, progress: Callable[[], None], every: float) -> None:
+    def _wait(self, child: popen.Started, progress: Callable[[], None], every: float) -> None:
         import subprocess
 
         told = time.monotonic()
@@ -95,7 +95,7 @@ def _tail(file: IO[bytes]) -> bytes:
     return file.read()
 
 
-def _kill_session(child: proc.Started) -> None:
+def _kill_session(child: popen.Started) -> None:
     """End the command and whatever it started (its own session), and reap it."""
     with suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from nats.aio.msg import Msg
 from pydantic import ValidationError
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
 from swarmforge.net.failure import TransportError
+from swarmforge.proc import popen
 from swarmforge.run.remote.checkout import checkout
 from swarmforge.run.remote.clone import Clone
 from swarmforge.run.remote.command import Commands, Stopped
@@ -78,7 +78,7 @@ class Worker:
         self._pullers: dict[str, tuple[Offer, Puller]] = {}
         self._listed = 0.0
         self._next = 0  # which puller the next pass starts with
-        self._child: proc.Started | None = None
+        self._child: popen.Started | None = None
         self._commands = Commands(lambda: self.stops >= 2, self._quietly)
 
     def close(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from swarmforge import fsutil
+from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.run.fields import utc_stamp
 from swarmforge.run.report.files import COMPLETE, FAILED, STAGED, check_name
@@ -70,10 +70,10 @@ def _stage(staged: str, data: bytes, durable: bool) -> None:
     # Try first, repair after: the reports directory is there and nothing is left
     # behind nearly always, and every check costs a system call per task.
     try:
-        fsutil.write_new(staged, data, durable=durable)
+        filewrite.write_new(staged, data, durable=durable)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(staged), exist_ok=True)
-        fsutil.write_new(staged, data, durable=durable)
+        filewrite.write_new(staged, data, durable=durable)
     except FileExistsError:
         os.unlink(staged)  # left by a worker that died before it finished
-        fsutil.write_new(staged, data, durable=durable)
+        filewrite.write_new(staged, data, durable=durable)

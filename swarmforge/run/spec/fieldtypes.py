@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict
 
-from swarmforge.roletable import role_name_problem
+from swarmforge.rolenames import role_name_problem
 from swarmforge.run.parking.rules import METADATA_KEYS
 from swarmforge.run.spec.canonical import canonical
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
-from swarmforge.events import line
+from swarmforge.eventline import line
 from swarmforge.run import overview
 from swarmforge.swarm.hoststatus import elsewhere
 from swarmforge.views.attach import attach_command

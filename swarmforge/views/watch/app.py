@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Log, Static
 
-from swarmforge import events
+from swarmforge import eventline
 from swarmforge.swarm.hoststatus import hosts_line
 from swarmforge.views.aging import aged_snapshot
 from swarmforge.views.eventtail import EVENTS_KEPT
@@ -97,7 +97,7 @@ class WatchApp(RoleKeys):
     def _gather(self) -> None:
         self.feed.start(self._poke)  # here: watching a big worktree begins with a walk of it
         snap, found = self.feed.read()
-        self.call_from_thread(self._show, snap, [events.line(e) for e in found])
+        self.call_from_thread(self._show, snap, [eventline.line(e) for e in found])
 
     def _show(self, snap: Snapshot | str, lines: list[str]) -> None:
         self.busy = False

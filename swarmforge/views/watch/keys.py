@@ -15,7 +15,7 @@ from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
-from swarmforge import proc
+from swarmforge.proc import popen, spawn
 from swarmforge.swarm.hoststatus import elsewhere
 from swarmforge.views import roletexts
 from swarmforge.views.attach import attach_command
@@ -102,11 +102,11 @@ class RoleKeys(App[None]):
         if self.snap.backend == "headless":
             self.notify("The swarm runs headless: no terminal to attach to; o shows its output.")
             return
-        if proc.which(argv[0]) is None:  # not installed as a command: this interpreter's own
+        if spawn.which(argv[0]) is None:  # not installed as a command: this interpreter's own
             argv = [sys.executable, "-m", "swarmforge", *argv[1:]]
         try:
             with self.suspend():
-                code = proc.start(argv).wait()
+                code = popen.start(argv).wait()
         except SuspendNotSupported:
             self.notify(f"Cannot hand this terminal over here; run: {shlex.join(argv)}")
             return

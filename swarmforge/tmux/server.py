@@ -1,10 +1,7 @@
-"""The tmux backend: each interactive role in its own session on the project's private server.
+"""A swarm's own tmux server on the project's private socket: its sessions, panes and end.
 
-The only module that runs tmux or builds a tmux command line. Every call goes to
-`tmux -L SOCKET`, so the user's own server and sessions are never touched; the one
-command line for the user's own tmux (`new_window_argv`) is run by `attach`, on the
-person's request. Arguments reach tmux as an argv list, never through a shell; the
-few places where tmux itself would reinterpret an argument are escaped here.
+Every call goes to `tmux -L SOCKET`, so the user's own server and sessions are never
+touched. Arguments reach tmux as an argv list, never through a shell.
 """
 
 from __future__ import annotations
@@ -12,25 +9,28 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from swarmforge import proc
 from swarmforge.errors import SwarmforgeError
-from swarmforge.roletable import SESSION_UNSAFE_CHARS
+from swarmforge.proc import liveness, spawn
+from swarmforge.tmux.spec import SessionSpec, argument, check, command_argv
 from swarmforge.waiting import wait_until
 
 WIDTH, HEIGHT = 220, 50
+
+
 KILL_TIMEOUT = 5.0
+
+
 # The user option naming what a pane of a tiled session shows (`start_tiled`).
 PANE_LABEL = "@swarmforge_label"
-# tmux rewrites '.' and ':' in session names and expands '#' formats in them, so a
-# name with one of these would not be found again under the name it was given.
-_NAME_FORBIDDEN = SESSION_UNSAFE_CHARS
+
+
 # What a client says that reached a server on its way out; the command did not run.
 LOST_SERVER = b"server exited unexpectedly"
+
+
 LOST_SERVER_TRIES = 5
 
 
@@ -40,44 +40,6 @@ def project_socket(root: str) -> str:
     return f"swarmforge-{digest}"
 
 
-@dataclass(frozen=True)
-class SessionSpec:
-    """One session to start: its name, directory, command and environment."""
-
-    name: str
-    cwd: str
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    log: str | None = None  # a file that keeps everything the pane shows
-
-
-def _arg(value: str) -> str:
-    """`value` as one tmux command argument that arrives unchanged."""
-    # tmux ends a command at an argument ending in ';' and reads a final '\;' as ';'.
-    return value[:-1] + "\\;" if value.endswith(";") else value
-
-
-def _command(argv: list[str]) -> list[str]:
-    """`argv` in a form tmux executes directly."""
-    # tmux hands a lone argument to the user's shell, which would split and expand it;
-    # POSIX sh given the name as "$0" runs it verbatim, and exec keeps the pane's pid.
-    return ["/bin/sh", "-c", 'exec "$0"', argv[0]] if len(argv) == 1 else list(argv)
-
-
-def _check(name: str, argv: list[str], env: dict[str, str]) -> None:
-    """Refuse what tmux would silently alter or misread."""
-    if not name or any(c in _NAME_FORBIDDEN for c in name):
-        raise SwarmforgeError(
-            f"Invalid tmux session name {name!r}.",
-            hint=f"Use a non-empty name without any of {_NAME_FORBIDDEN!r}.",
-        )
-    if not argv:
-        raise SwarmforgeError(f"No command given for tmux session '{name}'.")
-    for key in env:
-        if not key or "=" in key:
-            raise SwarmforgeError(f"Invalid environment variable name {key!r} for '{name}'.")
-
-
 class Tmux:
     """A tmux server on a private socket (`tmux -L socket`), optionally with its own config."""
 
@@ -85,7 +47,7 @@ class Tmux:
         self.socket = socket
         self.config = config
 
-    def _run(self, *commands: list[str], input: bytes = b"") -> proc.Completed:
+    def _run(self, *commands: list[str], input: bytes = b"") -> spawn.Completed:
         argv = ["tmux", "-L", self.socket]
         if self.config is not None:
             # Read only when this call starts the server; ignored by a running one.
@@ -93,10 +55,10 @@ class Tmux:
         for i, command in enumerate(commands):
             if i:
                 argv.append(";")
-            argv += [_arg(a) for a in command]
-        return proc.run(argv, input=input)
+            argv += [argument(a) for a in command]
+        return spawn.run(argv, input=input)
 
-    def _error(self, what: str, result: proc.Completed) -> SwarmforgeError:
+    def _error(self, what: str, result: spawn.Completed) -> SwarmforgeError:
         detail = result.stderr.decode(errors="replace").strip() or f"exit {result.returncode}"
         hint = ""
         if "command too long" in detail:
@@ -131,7 +93,7 @@ class Tmux:
         create += ["-x", str(width), "-y", str(height)]
         for key, value in spec.env.items():
             create += ["-e", f"{key}={value}"]
-        create += ["--", *_command(spec.argv)]
+        create += ["--", *command_argv(spec.argv)]
         # Chained in one call, so a user's global remain-on-exit never keeps a dead
         # agent's pane (and its session) around, even for an instant.
         keep = ["set-option", "-w", "-t", f"={spec.name}:", "remain-on-exit", "off"]
@@ -207,7 +169,7 @@ class Tmux:
         self._run(["kill-server"])
         # kill-server returns before the server exits, and a client connecting to the
         # dying server fails: wait, so that a following start finds a clean socket.
-        if not wait_until(lambda: not proc.is_alive(int(text)), timeout, 0.01):
+        if not wait_until(lambda: not liveness.is_alive(int(text)), timeout, 0.01):
             raise SwarmforgeError(f"The tmux server {text} (socket {self.socket}) did not exit.")
 
     def start_all(
@@ -222,7 +184,7 @@ class Tmux:
         `gate`, if given, is called right before each missing session is created, and may
         wait: `up` paces the agents' starts through it (ramp.py)."""
         for spec in sessions:
-            _check(spec.name, spec.argv, spec.env)  # all before any: nothing half-started
+            check(spec.name, spec.argv, spec.env)  # all before any: nothing half-started
         created: list[str] = []
         for spec in sessions:
             if self.has_session(spec.name):
@@ -251,14 +213,14 @@ class Tmux:
         if not panes:
             raise SwarmforgeError(f"No panes given for tmux session '{name}'.")
         for label, argv in panes:
-            _check(name, argv, {})
+            check(name, argv, {})
             if not label or "#" in label:
                 raise SwarmforgeError(f"Invalid pane label {label!r} for '{name}'.")
         target = f"={name}:"
         (label, argv), rest = panes[0], panes[1:]
         size = ["-x", str(WIDTH), "-y", str(HEIGHT)]
         chain = [
-            ["new-session", "-d", "-s", name, *size, "--", *_command(argv)],
+            ["new-session", "-d", "-s", name, *size, "--", *command_argv(argv)],
             # Before the other panes start: a pane whose client ends leaves no dead pane.
             ["set-option", "-w", "-t", target, "remain-on-exit", "off"],
             ["set-option", "-p", "-t", target, PANE_LABEL, label],
@@ -267,7 +229,7 @@ class Tmux:
             # The new pane becomes the active one, which `target` names next; tiling after
             # every split keeps room for the next one.
             chain += [
-                ["split-window", "-t", target, "--", *_command(argv)],
+                ["split-window", "-t", target, "--", *command_argv(argv)],
                 ["set-option", "-p", "-t", target, PANE_LABEL, label],
                 ["select-layout", "-t", target, "tiled"],
             ]
@@ -286,27 +248,3 @@ class Tmux:
         if self.has_session(name):
             return False  # another caller created it meanwhile
         raise self._error(f"start session '{name}'", result)
-
-
-def new_window_argv(name: str, argv: list[str], tmux: str = "tmux") -> list[str]:
-    """The command that runs `argv` in a new window `name` of the user's own tmux (the server
-    TMUX names, never a swarm's); -n also keeps tmux from renaming the window."""
-    return [tmux, "new-window", "-n", name, "--", *argv]
-
-
-def sleep_inhibitor_argv(
-    *, platform: str = sys.platform, path: str | None = None
-) -> list[str] | None:
-    """The command that keeps the machine awake until killed, or None if there is none."""
-    if proc.which("systemd-inhibit", path):
-        return [
-            "systemd-inhibit",
-            "--what=idle:sleep",
-            "--who=swarmforge",
-            "--why=a swarm is running",
-            "sleep",
-            "infinity",
-        ]
-    if platform == "darwin" and proc.which("caffeinate", path):
-        return ["caffeinate", "-i"]
-    return None
