@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from swarmforge.handoff import stamp
+from swarmforge.handoff import gate
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
 
@@ -58,7 +58,7 @@ def commit(tree: Path, path: str, text: str) -> str:
 def queue(sender: Path, draft: Draft, seq: int) -> tuple[str, str]:
     """Write a handoff under outbox/tmp/ as the gate does; (temporary path, final path)."""
     box = Mailbox(str(sender))
-    name, handoff = stamp.build(draft, sender.name, f"{seq:06d}", time.time())
+    name, handoff = gate.build(draft, sender.name, f"{seq:06d}", time.time())
     box.ensure(Box.OUTBOX_TMP)
     tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
     with open(tmp, "wb") as f:

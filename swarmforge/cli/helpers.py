@@ -51,7 +51,7 @@ def _handoff(args: list[str], cwd: str, out: list[str]) -> None:
 
 def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
     from swarmforge.cli.common import emit
-    from swarmforge.handoff import done, ready, receivemode, unreadable
+    from swarmforge.handoff import ready, receivemode, unreadable
     from swarmforge.handoff.mailbox import Mailbox
 
     mode, as_json = _options(args)
@@ -60,6 +60,8 @@ def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
     box = Mailbox(cwd)
     report: dict[str, object] = {"mode": mode}
     if command == "done":
+        from swarmforge.handoff import done
+
         if mode == "task":
             completed = done.done_task(box)
         else:

@@ -13,7 +13,7 @@ stderr only goes into messages.
 from __future__ import annotations
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.proc import popen, spawn
+from swarmforge.proc import spawn
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the helpers milliseconds
 if TYPE_CHECKING:
@@ -78,6 +78,8 @@ def within(
     import os
     import signal
     import subprocess
+
+    from swarmforge.proc import popen  # not on the helpers' path, which never waits on a hub
 
     command = _argv(cwd, *args)
     child = popen.start(

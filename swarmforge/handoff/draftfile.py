@@ -10,7 +10,6 @@ from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.draft import MAX_BYTES
 from swarmforge.handoff.refusal import HandoffInvalid
-from swarmforge.proc import liveness
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -58,6 +57,8 @@ def _missing(path: str, label: str) -> NoReturn:
         pid = name[len(prefix) : -len(CLAIM_SUFFIX)] if name.endswith(CLAIM_SUFFIX) else ""
         if not (pid.isascii() and pid.isdigit()):
             continue
+        from swarmforge.proc import liveness  # only when a draft has gone missing
+
         if liveness.is_alive(int(pid)):
             raise SwarmforgeError(
                 f"Draft file is being queued by another gate (pid {pid}): {label}"

@@ -1,8 +1,9 @@
 """The gate: validate a handoff, stamp it, install it in an outbox.
 
 Agents reach it with a draft (`swarm_handoff.sh <draft>`); the person running the
-swarm reaches it with `swarmforge send` (send.py). The draft file's own handling is
-draftfile.py, the rules its fields must keep draft.py, the handoff made of it stamp.py.
+swarm reaches it with `swarmforge send` (fromuser.py). The draft file's own handling
+is draftfile.py, the rules its fields must keep draft.py; the handoff made of a valid
+draft (`build`) is stamped here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from swarmforge import events, filewrite, projectroot, roletable
+from swarmforge import events, filewrite, projectroot, roletable, times
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import sequence
 from swarmforge.handoff.draft import Draft
@@ -20,7 +21,6 @@ from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.message import Handoff
 from swarmforge.handoff.outbox import install
 from swarmforge.handoff.refusal import USAGE, HandoffInvalid
-from swarmforge.handoff.stamp import build
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:
@@ -30,6 +30,27 @@ if TYPE_CHECKING:
 # under (filewrite.temp_name) are longer than its own.
 MAX_NAME_BYTES = 255 - filewrite.TEMP_NAME_EXTRA
 USER = "user"  # the sender of `swarmforge send`: the person running the swarm, never a role
+
+
+def build(draft: Draft, sender: str, seq: str, now: float) -> tuple[str, Handoff]:
+    """The file name and contents of the handoff made from a valid draft."""
+    stamp = times.compact(now)
+    headers = [
+        ("id", f"{stamp}_{seq}_from_{sender}"),
+        ("from", sender),
+        ("to", ",".join(draft.recipients)),
+        ("priority", draft.priority),
+        ("type", draft.type),
+    ]
+    if draft.type == "git_handoff":
+        headers += [("role", sender), ("task", draft.task), ("commit", draft.commit)]
+        last_line = f"merge_and_process {sender} {draft.commit}"
+    else:
+        headers.append(("message", draft.message))
+        last_line = draft.message
+    headers.append(("created_at", times.stamp(now)))
+    name = f"{draft.priority}_{stamp}_{seq}_from_{sender}_to_{'_'.join(draft.recipients)}.handoff"
+    return name, Handoff(headers, f"Re-read your role and constitution.\n\n{last_line}\n")
 
 
 def queue_handoff(draft_path: str, *, cwd: str, role: str) -> str:

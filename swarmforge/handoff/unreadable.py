@@ -3,12 +3,11 @@ an event each, so that they never stand in the way of the items behind them."""
 
 from __future__ import annotations
 
-from swarmforge import events, roletable
+from swarmforge import events
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Mailbox
 from swarmforge.handoff.message import Handoff
-from swarmforge.handoff.outbox import set_aside
 from swarmforge.handoff.receivelog import event_fields, project_root
 
 
@@ -19,6 +18,8 @@ def _set_aside(box: Mailbox, aside: list[SetAside]) -> None:
     root = project_root(box)
     if root is None:
         return
+    from swarmforge import roletable  # only for a file that did not read: off the hot path
+
     try:
         here = [n for n, e in roletable.read_roles(root).items() if e.path == box.worktree]
     except (SwarmforgeError, OSError):
@@ -51,6 +52,8 @@ def readable(box: Mailbox, queued: list[str], aside: list[SetAside]) -> list[tup
         except FileNotFoundError:
             continue  # taken by another claimer meanwhile
         except CorruptFile as exc:
+            from swarmforge.handoff.outbox import set_aside
+
             aside.append(SetAside(set_aside(box, path, exc.message), exc.message))
             _set_aside(box, aside[-1:])
     return found
