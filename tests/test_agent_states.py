@@ -421,7 +421,9 @@ def press(repo: Path, role: str, key: str) -> None:
     found = record.role(role) if record is not None else None
     assert found is not None
     socket = project_socket(str(repo))
-    subprocess.run(["tmux", "-L", socket, "send-keys", "-t", f"={found.session}:", key], check=True)
+    subprocess.run(
+        ["tmux", "-L", socket, "send-keys", "-t", f"={found.session_name}:", key], check=True
+    )
 
 
 @pytest.mark.slow

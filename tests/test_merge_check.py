@@ -13,7 +13,7 @@ from swarmforge import eventread, events
 from swarmforge.daemon import wake
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.git import mergecheck
-from swarmforge.handoff import gate, message, printout, refusal, stamp
+from swarmforge.handoff import gate, message, printout, refusal
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project, git, run_script
@@ -132,7 +132,7 @@ def outbox_handoff(swarm: Project, sender: str, handoff: message.Handoff, name: 
 
 def test_a_commit_the_repository_lacks_is_marked_missing(swarm: Project) -> None:
     # The gate checked it once; since then it is gone (a history rewritten, say).
-    name, handoff = stamp.build(
+    name, handoff = gate.build(
         Draft("git_handoff", ["qa"], "50", task="t", commit="deadbeef00"), "coder", "000001", 0
     )
     outbox_handoff(swarm, "coder", handoff, name)
@@ -216,7 +216,7 @@ def test_a_draft_cannot_forge_a_result(swarm: Project, field: str) -> None:
 
 
 def test_a_result_forged_past_the_gate_never_reaches_a_copy(swarm: Project) -> None:
-    name, note = stamp.build(Draft("note", ["qa"], "50", message="m"), "coder", "000001", 0)
+    name, note = gate.build(Draft("note", ["qa"], "50", message="m"), "coder", "000001", 0)
     forged = note.with_header("merge_check", "clean").with_header("merge_conflicts", "none")
     outbox_handoff(swarm, "coder", forged, name)
     deliver(swarm)
@@ -238,7 +238,7 @@ def test_the_printout_shows_the_result(swarm: Project) -> None:
 
 
 def test_a_note_has_no_result_and_no_line(swarm: Project) -> None:
-    name, note = stamp.build(Draft("note", ["qa"], "50", message="m"), "coder", "000001", 0)
+    name, note = gate.build(Draft("note", ["qa"], "50", message="m"), "coder", "000001", 0)
     outbox_handoff(swarm, "coder", note, name)
     deliver(swarm)
     copy = copy_of(swarm, "qa", name)

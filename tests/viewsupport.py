@@ -49,7 +49,7 @@ def served(root: Path, *options: str) -> Iterator[dict[str, object]]:
             raise AssertionError("the cockpit did not stop on Ctrl-C") from None
         errors = server.stderr.read() if server.stderr else ""
         # Stopped as Ctrl-C stops a command: 128 + SIGINT, quietly.
-        assert code == 130 and "Traceback" not in errors, errors
+        assert code == 130 and "Traceback" not in errors, (code, errors)
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
