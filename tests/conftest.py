@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,19 @@ if TYPE_CHECKING:
 
 from tests.realagents import LiveSwarm, require_cli
 from tests.support import Project, copy_tree, make_template, nothing_left
+
+
+@pytest.fixture(scope="session", autouse=True)
+def interruptible() -> None:
+    """Children start with Ctrl-C's default action, as from a terminal.
+
+    A suite started as a background job of a non-interactive shell (`pytest &`) inherits
+    SIGINT ignored, and passes that on to every command it starts; the tests that stop a
+    command as Ctrl-C does would then wait in vain. A handler of our own is reset to the
+    default in a child, as an ignored signal is not.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

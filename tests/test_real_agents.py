@@ -199,11 +199,15 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     record = live.up(keep_codex_daemon=True)
     live.wait_openings("cleaner", 1)
 
+    def command_line(process: psutil.Process) -> str:
+        try:
+            return " ".join(process.cmdline())
+        except psutil.Error:
+            return ""  # it ended between the listing and this look: no daemon
+
     def daemons() -> list[psutil.Process]:
         return [
-            p
-            for p in tagging.tagged(str(repo), record.run_id)
-            if "app-server" in " ".join(p.cmdline())
+            p for p in tagging.tagged(str(repo), record.run_id) if "app-server" in command_line(p)
         ]
 
     retry_until(lambda: daemons() != [], timeout=30)
