@@ -18,6 +18,7 @@ import pytest
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import IsolationUnavailable
+from swarmforge.run.dispatch import Dispatch
 from swarmforge.run.journal.checkpoint import CHECKPOINT
 from swarmforge.run.journal.events import Event, TaskState
 from swarmforge.run.journal.file import EVENTS, read_events
@@ -429,17 +430,19 @@ def test_a_role_task_wakes_the_roles_tmux_agent(repo: Path, tmp_path: Path) -> N
         sf("down", cwd=repo)
 
 
-class _Launches(Orchestrator):
-    """Records how far the journal was on disk whenever a task was started."""
-
-    durable_at: list[tuple[str, int]]
-
-    def launch(self, flight: Flight) -> None:
-        self.durable_at.append((flight.task_id, self.committer.durable))
-        super().launch(flight)
-
-
 def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path: Path) -> None:
+    durable_at: list[tuple[str, int]] = []
+
+    class Launches(Dispatch):
+        """Records how far the journal was on disk whenever a task was started."""
+
+        def launch(self, flight: Flight) -> None:
+            durable_at.append((flight.task_id, self.run.committer.durable))
+            super().launch(flight)
+
+    class Watched(Orchestrator):
+        dispatch_class = Launches
+
     s = spec(
         [
             {"id": "a", "command": ["true"]},
@@ -448,15 +451,13 @@ def test_a_dependent_starts_only_once_its_dependency_outcome_is_durable(tmp_path
             {"id": "free", "command": ["true"]},
         ]
     )
-    orch = _Launches(str(tmp_path), s)
-    orch.durable_at = []
-    assert orch.run().counts == {"done": 4}
+    assert Watched(str(tmp_path), s).run().counts == {"done": 4}
     outcome = {
         e.id: e.seq
         for e in events(tmp_path, run_id(s))
         if isinstance(e, TaskState) and e.status == "done"
     }
-    durable = dict(orch.durable_at)
+    durable = dict(durable_at)
     assert durable["b"] >= outcome["a"] and durable["c"] >= outcome["b"]
 
 

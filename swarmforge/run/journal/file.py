@@ -6,7 +6,7 @@ only once a later `sync` returns (it says up to which seq); `append` and
 `append_many` write and sync, so their events are durable when they return. The
 orchestrator writes with `write_many` and leaves the syncing to its group commit
 (committer.py), waiting for it only before a side effect that a lost event must not
-precede (orchestrator.py, recorder.py). One process writes a run's journal at a time
+precede (dispatch.py, recorder.py). One process writes a run's journal at a time
 (the orchestrator holds the run's lock); others only read it.
 """
 
