@@ -165,9 +165,9 @@ def _say(ns: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _up(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import session
+    from swarmforge.swarm.session.up import up
 
-    record, already = session.up(
+    record, already = up(
         project_root(ns.project, (CONFIG,)),  # before roles.tsv exists: where the config is
         ns.backend,
         stagger=ns.stagger,
@@ -211,9 +211,9 @@ def _say_setup_failed(record: SessionRecord) -> int:
 
 
 def _down(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import session
+    from swarmforge.swarm.session.down import down
 
-    report = session.down(project_root(ns.project, VIEWED), purge=ns.purge, progress=_say(ns))
+    report = down(project_root(ns.project, VIEWED), purge=ns.purge, progress=_say(ns))
     if report.run_id is None:
         said = "no swarm was running in this project"
     else:
