@@ -22,7 +22,7 @@ from swarmforge.daemon import budget
 from swarmforge.daemon.alerts import Alerts
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import BUDGET_STATE
-from swarmforge.swarm.status import status
+from swarmforge.swarm.status.summary import status
 from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf
 

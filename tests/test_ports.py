@@ -31,7 +31,7 @@ from swarmforge.ports import (
     port_for,
     project_identity,
 )
-from swarmforge.swarm import placement, status
+from swarmforge.swarm import placement, portholders
 from tests.support import copy_tree, git, make_swarm
 from tests.support import run_cli as sf
 
@@ -238,12 +238,12 @@ def test_a_roles_own_listener_is_no_conflict_and_another_process_is(repo: Path) 
                 started_at="2026-01-01T00:00:00Z",
                 roles=[_role(root, "coder", own), _role(root, "qa", theirs)],
             )
-            held = status.port_holders(str(root), record)
-            assert held == {"qa": status.PortHolder(os.getpid(), psutil.Process().name())}
+            held = portholders.port_holders(str(root), record)
+            assert held == {"qa": portholders.PortHolder(os.getpid(), psutil.Process().name())}
             # The same listener on another role's port is that role's conflict.
             record.roles[1].port = own
             record.roles[0].port = theirs
-            assert set(status.port_holders(str(root), record)) == {"coder", "qa"}
+            assert set(portholders.port_holders(str(root), record)) == {"coder", "qa"}
     finally:
         child.communicate("")
 

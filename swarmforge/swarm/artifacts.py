@@ -175,7 +175,7 @@ def _stopped_trees(root: str) -> tuple[dict[str, str], list[Skipped]]:
 
     A role is running when `status` says so: the same judgement `status` shows.
     """
-    from swarmforge.swarm.status import status
+    from swarmforge.swarm.status.summary import status
 
     record = sessionrecord.load(root)
     if record is None:

@@ -36,7 +36,8 @@ from swarmforge.handoff.inbox import queue_copy, take_back
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.message import Handoff
 from swarmforge.layout import ROLES_TSV
-from swarmforge.swarm.status import RoleStatus, status
+from swarmforge.swarm.status.role import RoleStatus
+from swarmforge.swarm.status.summary import status
 
 REQUEUED_AT = "requeued_at"
 REQUEUE_COUNT = "requeue_count"
