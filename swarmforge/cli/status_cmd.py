@@ -13,7 +13,7 @@ from swarmforge.errors import EXIT_OK
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from swarmforge.swarm.bootstrap import SetupFailure
+    from swarmforge.swarm.bootstrap.marks import SetupFailure
     from swarmforge.swarm.portholders import PortHolder
     from swarmforge.swarm.status.crosshost import CrossHost
     from swarmforge.swarm.status.process import Process

@@ -198,9 +198,9 @@ def _up_lines(record: SessionRecord, already: bool) -> Iterator[str]:
 def _say_setup_failed(record: SessionRecord) -> int:
     """One line on stderr per role whose worktree setup failed, so its agent is not started;
     EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
-    from swarmforge.swarm import bootstrap
+    from swarmforge.swarm.bootstrap import marks
 
-    found = bootstrap.failures(record.project, [role.name for role in record.roles])
+    found = marks.failures(record.project, [role.name for role in record.roles])
     for failed in found:
         print(
             f"role {failed.role} not started: {failed.reason} (output in {failed.log}); "

@@ -26,7 +26,8 @@ from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import bootstrap, placement, ramp, rolecommand
+from swarmforge.swarm import placement, ramp, rolecommand
+from swarmforge.swarm.bootstrap import marks
 
 CHECK_SECONDS = 0.5
 
@@ -164,7 +165,7 @@ def _start_due(
     for name, child in children.items():
         if child.proc is not None or child.finished:
             continue
-        if bootstrap.failure(root, name) is not None:
+        if marks.failure(root, name) is not None:
             continue  # until an `up` sets it up again
         if child.agent:
             if held or not pacer.ready():

@@ -18,7 +18,8 @@ from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import bootstrap, placement, ramp, rolecommand
+from swarmforge.swarm import placement, ramp, rolecommand
+from swarmforge.swarm.bootstrap import marks
 from swarmforge.swarm.session.progress import Progress
 from swarmforge.waiting import wait_until
 
@@ -51,7 +52,7 @@ def start(
         since = time.time()
         progress(f"runner started (pid {_start_runner(root, tag_env)})")
         # The runner paces its agents' starts itself; `up` tells how far it got.
-        agents = [role.name for role in bootstrap.ready(root, record.roles) if not role.is_exec]
+        agents = [role.name for role in marks.ready(root, record.roles) if not role.is_exec]
         caps = load_settings(root).start
         running = partial(is_held, os.path.join(root, RUNNER_LOCK))
         ramp.follow(root, record.run_id, agents, caps, since, running, progress)
@@ -64,7 +65,7 @@ def start_tmux(
 
     tmux = Tmux(project_socket(root))
     specs = []
-    for role in bootstrap.ready(root, record.roles):  # a setup-failed role is not started
+    for role in marks.ready(root, record.roles):  # a setup-failed role is not started
         # Only the role's own variables: the panes inherit the rest from the server,
         # and tmux refuses commands longer than about 16 KB.
         env = rolerecord.role_vars(root, record.run_id, role)

@@ -18,7 +18,8 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.project import ensure_first_commit
-from swarmforge.swarm import bootstrap, hosts, placement, rolecommand, shims
+from swarmforge.swarm import hosts, placement, rolecommand, shims
+from swarmforge.swarm.bootstrap import marks
 from swarmforge.swarm.session.down import down_held
 from swarmforge.swarm.session.launch import STAGGER, start, start_tmux
 from swarmforge.swarm.session.progress import Progress, quiet
@@ -126,7 +127,7 @@ def _set_up_again(
 ) -> None:
     """On a running swarm, bootstrap again every role whose setup failed, and start the
     agents of those that now succeed (the headless runner starts them on its own)."""
-    failed = bootstrap.failures(root, [role.name for role in record.roles])
+    failed = marks.failures(root, [role.name for role in record.roles])
     if not failed:
         return
     names = {found.role for found in failed}
@@ -134,9 +135,7 @@ def _set_up_again(
     placement.create_worktrees(
         root, [r for r in record.roles if r.name in names], record.run_id, progress
     )
-    if record.backend == "tmux" and bootstrap.ready(
-        root, [r for r in record.roles if r.name in names]
-    ):
+    if record.backend == "tmux" and marks.ready(root, [r for r in record.roles if r.name in names]):
         # Only sessions that do not exist yet are made: the running roles are left alone.
         start_tmux(root, config, record, STAGGER["tmux"] if stagger is None else stagger, progress)
 

@@ -14,7 +14,7 @@ from swarmforge.daemon import budget
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import disk
-from swarmforge.swarm.bootstrap import SetupFailure, failure
+from swarmforge.swarm.bootstrap.marks import SetupFailure, failure
 from swarmforge.swarm.portholders import PortHolder
 from swarmforge.swarm.status.limits import budgets, stall_seconds
 from swarmforge.swarm.status.process import Process, role_alive, shown_process
