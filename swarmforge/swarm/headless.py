@@ -26,8 +26,9 @@ from swarmforge.daemon.wakeups import Doorbell
 from swarmforge.errors import SwarmforgeError, shell_status
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import FileLock
-from swarmforge.swarm import placement, ramp, rolecommand
+from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.bootstrap import marks
+from swarmforge.swarm.pacer import Pacer
 
 CHECK_SECONDS = 0.5
 
@@ -124,7 +125,7 @@ def serve(root: str) -> None:
             signal.signal(signum, on_signal)
         run_id, children, settings = _children(root)
         stall_after = settings.stall.seconds
-        pacer = ramp.Pacer(root, run_id, settings.start)
+        pacer = Pacer(root, run_id, settings.start)
         names = tuple(children)
         try:
             _start_due(root, run_id, children, pacer, log)
@@ -153,7 +154,7 @@ def serve(root: str) -> None:
 
 
 def _start_due(
-    root: str, run_id: str, children: dict[str, Child], pacer: ramp.Pacer, log: logging.Logger
+    root: str, run_id: str, children: dict[str, Child], pacer: Pacer, log: logging.Logger
 ) -> bool:
     """Start, in order, the roles never started yet whose turn has come; True if any did.
 
@@ -183,7 +184,7 @@ def _restart_exited(
     root: str,
     run_id: str,
     children: dict[str, Child],
-    pacer: ramp.Pacer,
+    pacer: Pacer,
     log: logging.Logger,
 ) -> bool:
     now = time.monotonic()

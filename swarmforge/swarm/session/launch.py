@@ -18,8 +18,9 @@ from swarmforge.daemon import handoffd
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm import placement, ramp, rolecommand
+from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.bootstrap import marks
+from swarmforge.swarm.pacer import Pacer, follow
 from swarmforge.swarm.session.progress import Progress
 from swarmforge.waiting import wait_until
 
@@ -55,7 +56,7 @@ def start(
         agents = [role.name for role in marks.ready(root, record.roles) if not role.is_exec]
         caps = load_settings(root).start
         running = partial(is_held, os.path.join(root, RUNNER_LOCK))
-        ramp.follow(root, record.run_id, agents, caps, since, running, progress)
+        follow(root, record.run_id, agents, caps, since, running, progress)
 
 
 def start_tmux(
@@ -81,7 +82,7 @@ def start_tmux(
     agents = {role.session_name: role.name for role in record.roles if not role.is_exec}
     missing = [spec for spec in specs if spec.name in agents and not tmux.has_session(spec.name)]
     caps = load_settings(root).start
-    pacer = ramp.Pacer(root, record.run_id, caps, len(missing), progress)
+    pacer = Pacer(root, record.run_id, caps, len(missing), progress)
 
     def gate(spec: SessionSpec) -> None:
         if spec.name in agents:
