@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from swarmforge.config.sessionrecord import SessionRecord
-    from swarmforge.swarm.artifacts import Sweep
+    from swarmforge.swarm.artifacts.report import Sweep
     from swarmforge.swarm.cleanup import GcReport
 
 
