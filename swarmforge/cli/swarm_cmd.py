@@ -302,9 +302,9 @@ def _recorded_port(root: str, branch: str) -> int | None:
 
 
 def _supervise(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import headless
+    from swarmforge.swarm.headless.runner import serve
 
-    headless.serve(project_root(ns.project))
+    serve(project_root(ns.project))
     return EXIT_OK
 
 
@@ -315,7 +315,7 @@ def _pane(ns: argparse.Namespace) -> int:
 
 
 def _role_loop(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.execrole import serve_role
+    from swarmforge.swarm.execrole.serve import serve_role
 
     serve_role(project_root(ns.project), ns.role)
     return EXIT_OK
