@@ -38,7 +38,7 @@ from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.git.project import ensure_repository
 from swarmforge.git.worktrees import create
 from swarmforge.proc import policy, spawn
-from swarmforge.swarm import bootstrap
+from swarmforge.swarm.bootstrap import worktree
 
 TARGET = 1.3
 SETTINGS = BootstrapSettings(copy_paths=[".env"], symlink=["node_modules"])
@@ -112,7 +112,7 @@ def ours(root: str, n: int) -> float:
     os.makedirs(os.path.dirname(log), exist_ok=True)
     start = time.perf_counter()
     create(root, name, role.branch)
-    failed = bootstrap.run(root, role, SETTINGS, policy.child_env(), log)
+    failed = worktree.run(root, role, SETTINGS, policy.child_env(), log)
     took = time.perf_counter() - start
     if failed is not None or not os.path.islink(f"{role.path}/node_modules"):
         raise SystemExit(f"bootstrap failed: {failed}")

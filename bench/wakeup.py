@@ -32,7 +32,8 @@ from swarmforge.handoff import fromuser
 from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Reply
-from swarmforge.swarm import session
+from swarmforge.swarm.session.down import down
+from swarmforge.swarm.session.up import up
 from swarmforge.tmux.server import project_socket
 
 ROLES = {"coder": "claude", "cleaner": "codex"}
@@ -93,7 +94,7 @@ def measure(root: str, count: int) -> None:
     }
     try:
         started = time.time()
-        session.up(root, "tmux", stagger=0.0, role_env=env)
+        up(root, "tmux", stagger=0.0, role_env=env)
         firsts = {role: next_request(server, role, started) - started for role in ROLES}
         for role, seconds in firsts.items():
             print(f"up to first model request: {role} ({ROLES[role]}) {seconds * 1000:.0f} ms")
@@ -116,7 +117,7 @@ def measure(root: str, count: int) -> None:
             ratio = statistics.median(woken) / statistics.median(typed)
             print(f"{'ratio of medians (swarm / hand)':32s} {ratio:.2f}")
     finally:
-        session.down(root, purge=True)
+        down(root, purge=True)
         server.stop()
 
 

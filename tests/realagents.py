@@ -21,7 +21,8 @@ from swarmforge.config.conf import load_config
 from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Exchange, Reply
-from swarmforge.swarm import session
+from swarmforge.swarm.session.down import down as swarm_down
+from swarmforge.swarm.session.up import up as swarm_up
 from tests.support import retry_until
 
 VENV_BIN = os.path.dirname(sys.executable)
@@ -72,7 +73,7 @@ class LiveSwarm:
                 settings = tomllib.loads(toml.read_text())
                 del settings["features"]  # codex then starts its shared app-server
                 toml.write_text(tomli_w.dumps(settings))
-        record, _ = session.up(str(self.repo), "tmux", stagger=0, role_env=env)
+        record, _ = swarm_up(str(self.repo), "tmux", stagger=0, role_env=env)
         return record
 
     def openings(self, role: str) -> list[Exchange]:
@@ -98,7 +99,7 @@ class LiveSwarm:
 
     def down(self) -> None:
         try:
-            session.down(str(self.repo))
+            swarm_down(str(self.repo))
         finally:
             self.server.stop()
 

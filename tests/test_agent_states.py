@@ -27,7 +27,7 @@ from swarmforge.agents.state import Evidence, Verdict, combine, said
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
 from swarmforge.errors import CorruptFile
-from swarmforge.swarm import status
+from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, require_cli
 from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
@@ -284,17 +284,17 @@ def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
     nothing_left(repo)
 
 
-def agent_state(repo: Path, role: str) -> status.AgentState | None:
+def agent_state(repo: Path, role: str) -> AgentState | None:
     record = sessionrecord.load(str(repo))
     assert record is not None
     found = record.role(role)
     assert found is not None
-    return status.role_status(str(repo), record, found, 0.0).agent_state
+    return role_status(str(repo), record, found, 0.0).agent_state
 
 
 def wait_state(
     repo: Path, role: str, wanted: str, because: str = "", timeout: float = 60
-) -> status.AgentState:
+) -> AgentState:
     """Poll until `role`'s agent is in state `wanted` for a reason naming `because`."""
     seen: list[str] = []
 

@@ -24,7 +24,7 @@ from swarmforge.daemon.budget.limits import Limits
 from swarmforge.daemon.budget.tracker import Tracker
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import BUDGET_STATE
-from swarmforge.swarm.status import status
+from swarmforge.swarm.status.summary import status
 from tests.support import RECORDER, Project, recorded, retry_until
 from tests.support import run_cli as sf
 

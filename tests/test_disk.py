@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarmforge.config import sessionrecord
-from swarmforge.swarm import artifacts, disk
+from swarmforge.swarm import disk
+from swarmforge.swarm.artifacts.sweep import sweep as sweep_artifacts
 from tests.support import Project, git, make_swarm, record_run, retry_until
 from tests.support import run_cli as sf
 
@@ -188,7 +189,7 @@ def test_gc_artifacts_leaves_a_worktree_a_process_still_works_in(repo: Path) -> 
     # A build started by hand in tests' worktree, after its role stopped.
     builder = subprocess.Popen(["sleep", "30"], cwd=project.tree("tests"))
     try:
-        sweep = artifacts.sweep(str(repo))
+        sweep = sweep_artifacts(str(repo))
     finally:
         builder.kill()
         builder.wait()
@@ -208,7 +209,7 @@ def test_the_sweep_leaves_a_role_whose_process_is_alive(repo: Path, tmp_path: Pa
     try:
         recorded(project, "running", pids={"coder": role_process.pid})
         before = listing(project.tree("coder"))
-        sweep = artifacts.sweep(str(repo))
+        sweep = sweep_artifacts(str(repo))
         assert listing(project.tree("coder")) == before
     finally:
         role_process.kill()

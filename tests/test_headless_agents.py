@@ -26,7 +26,8 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import fromuser, message
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import placement, rolecommand
-from swarmforge.swarm.execrole import RETRIES, ExecRole, item_command
+from swarmforge.swarm.execrole.itemcommand import item_command
+from swarmforge.swarm.execrole.loop import RETRIES, ExecRole
 from tests.realagents import require_cli
 from tests.support import BIN, VENV_BIN, Project, make_swarm
 

@@ -20,7 +20,7 @@ from swarmforge.doctor.clocks import check_clock, check_host_clocks
 from swarmforge.doctor.hosts import check_hosts
 from swarmforge.doctor.hub import check_hub
 from swarmforge.doctor.multihost import host_checks
-from swarmforge.swarm import hoststatus
+from swarmforge.swarm.status import crosshost, heartbeats
 from tests.natsserver import NatsServer, free_port, nats_server, require_nats
 from tests.support import (
     PROJECT,
@@ -191,10 +191,10 @@ def test_a_role_whose_host_stopped_beating_is_unreachable_with_its_last_beat(
     remote_swarm(project, transport, nats_server.url)
     record = sessionrecord.load(str(project.root))
 
-    found: list[hoststatus.CrossHost] = []
+    found: list[crosshost.CrossHost] = []
 
     def gone() -> bool:
-        cross = hoststatus.cross_host(str(project.root), record, within=0.2)
+        cross = heartbeats.cross_host(str(project.root), record, within=0.2)
         assert cross is not None
         found[:] = [cross]
         return not next(r for r in cross.roles if r.role == "qa").reachable

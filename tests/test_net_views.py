@@ -20,8 +20,8 @@ import pytest
 from playwright.sync_api import Browser, expect
 from textual.widgets import DataTable, Static
 
-from swarmforge.swarm import hoststatus
-from swarmforge.swarm.hoststatus import CrossHost, HostView, RemoteRole
+from swarmforge.swarm.status import hostlines
+from swarmforge.swarm.status.crosshost import CrossHost, HostView, RemoteRole
 from swarmforge.views.aging import aged
 from swarmforge.views.feed import Feed
 from swarmforge.views.snapshot import Snapshot
@@ -144,14 +144,14 @@ def test_a_role_unreachable_since_its_last_beat_says_how_long() -> None:
     )
     later = aged(cross, 20)
     assert later.roles[0].beat_age_seconds == 720 and later.hosts[0].age_seconds == 21
-    assert hoststatus.beat_said(later.roles[0]) == "unreachable (last beat 12m ago)"
-    assert hoststatus.hosts_line(later) == (
+    assert hostlines.beat_said(later.roles[0]) == "unreachable (last beat 12m ago)"
+    assert hostlines.hosts_line(later) == (
         "hosts: box-a (this host) reachable, last beat 21s ago · "
         "box-b unreachable, last beat 12m ago"
     )
     assert aged(cross, 0) is cross
     away = CrossHost("box-a", [], [], "cannot connect to nats://h:1: connection refused")
-    assert hoststatus.hosts_line(away) == f"other hosts not shown: {away.error}"
+    assert hostlines.hosts_line(away) == f"other hosts not shown: {away.error}"
 
 
 def test_the_views_data_without_transport_never_imports_nats(project: Project) -> None:

@@ -15,7 +15,7 @@ from swarmforge.agents import hints, lifecycle
 from swarmforge.config.settings import parse_settings
 from swarmforge.config.startsettings import StartSettings
 from swarmforge.errors import CorruptFile
-from swarmforge.swarm import ramp
+from swarmforge.swarm import pacer, ramp
 from swarmforge.swarm.ramp import Ramp, wait_turn
 from tests.support import make_swarm, retry_until
 from tests.support import run_cli as sf
@@ -131,22 +131,22 @@ def test_a_slot_frees_when_the_agent_settles_while_waiting() -> None:
 
 
 def test_the_progress_line_says_how_far_and_why() -> None:
-    line = ramp.progress_line(3, 12, 6.2, "per_minute 6")
+    line = pacer.progress_line(3, 12, 6.2, "per_minute 6")
     assert line == "started 3 of 12 agents; next in 7 s (per_minute 6)"
 
 
 def test_an_agent_settles_once_it_speaks_or_exits_after_its_start(tmp_path: Path) -> None:
     root, since = str(tmp_path), time.time()
-    assert not ramp.agent_settled(root, "r1", "coder", since)
+    assert not pacer.agent_settled(root, "r1", "coder", since)
     hints.write_hint(root, "coder", "idle", "claude Stop", when=since - 5)
-    assert not ramp.agent_settled(root, "r1", "coder", since)  # said before this start
+    assert not pacer.agent_settled(root, "r1", "coder", since)  # said before this start
     hints.write_hint(root, "coder", "idle", "claude Stop", when=since + 1)
-    assert ramp.agent_settled(root, "r1", "coder", since)
+    assert pacer.agent_settled(root, "r1", "coder", since)
     lifecycle.started(root, "qa", "r1", 123, 0)
-    assert not ramp.agent_settled(root, "r1", "qa", since)
+    assert not pacer.agent_settled(root, "r1", "qa", since)
     lifecycle.exited(root, "qa", "r1", 3, [], None)
-    assert ramp.agent_settled(root, "r1", "qa", since)
-    assert not ramp.agent_settled(root, "r2", "qa", since)  # another run's record
+    assert pacer.agent_settled(root, "r1", "qa", since)
+    assert not pacer.agent_settled(root, "r2", "qa", since)  # another run's record
 
 
 # -- `up`, for real ---------------------------------------------------------------------------

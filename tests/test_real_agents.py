@@ -15,7 +15,7 @@ import tomli_w
 from swarmforge import tagging
 from swarmforge.agents import lifecycle
 from swarmforge.daemon.wake import TmuxWaker
-from swarmforge.swarm import session
+from swarmforge.swarm.session.down import down
 from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, agents_path
 from tests.support import git, make_swarm, nothing_left, retry_until
@@ -211,7 +211,7 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
         ]
 
     retry_until(lambda: daemons() != [], timeout=30)
-    session.down(str(repo))
+    down(str(repo))
     assert daemons() == [] and tagging.tagged(str(repo)) == []
 
 

@@ -18,7 +18,8 @@ from swarmforge.handoff.done import done_task
 from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.processing import annotate
 from swarmforge.handoff.ready import ready_batch, ready_task
-from swarmforge.swarm.repair import repair, stamped
+from swarmforge.swarm.repair.copies import stamped
+from swarmforge.swarm.repair.project import repair
 from tests.support import Project, make_swarm, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
 

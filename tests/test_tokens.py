@@ -104,7 +104,7 @@ def test_a_claude_message_written_in_pieces_is_counted_once(tmp_path: Path) -> N
 def test_status_shows_what_each_role_spent_since_the_run_started(tmp_path: Path) -> None:
     from swarmforge.config.rolerecord import RoleRecord
     from swarmforge.config.sessionrecord import SessionRecord
-    from swarmforge.swarm.status import role_status
+    from swarmforge.swarm.status.role import role_status
 
     config_dir = tmp_path / "claude-home"
     cwd = str(tmp_path / "project")

@@ -7,7 +7,7 @@ Any other agent is a command looked up on PATH and started as
 headless backend such an agent is started the same way.
 
 With the headless backend, an agent with a non-interactive mode (claude, codex) runs
-the per-item loop (see execrole.py), once per task or batch; the prompt is the
+the per-item loop (see swarm/execrole/), once per task or batch; the prompt is the
 instruction text, a note that the item is completed when the agent exits, then the
 ready printout. A prompt too long for one argument (Linux caps one at 128 KiB) is
 given on stdin instead; otherwise stdin is empty.

@@ -1,7 +1,7 @@
 """The `exec` agent: a role that runs a command of its own per task or batch, not an agent CLI.
 
 An `exec` role runs its extra arguments as the command, once per task or batch,
-with the ready printout on stdin (see execrole.py).
+with the ready printout on stdin (see swarm/execrole/).
 """
 
 from __future__ import annotations

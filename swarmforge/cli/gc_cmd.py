@@ -12,7 +12,7 @@ from swarmforge.errors import EXIT_OK, SwarmforgeError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from swarmforge.swarm.artifacts import Sweep
+    from swarmforge.swarm.artifacts.report import Sweep
     from swarmforge.swarm.cleanup import GcReport
 
 

@@ -7,6 +7,7 @@ import argparse
 
 from swarmforge.cli.common import project_json_options, project_root
 from swarmforge.errors import EXIT_OK
+from swarmforge.swarm.headless import runner
 
 
 def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,9 +21,8 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _supervise(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import headless
 
-    headless.serve(project_root(ns.project))
+    runner.serve(project_root(ns.project))
     return EXIT_OK
 
 
@@ -33,7 +33,7 @@ def _pane(ns: argparse.Namespace) -> int:
 
 
 def _role_loop(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm.execrole import serve_role
+    from swarmforge.swarm.execrole.serve import serve_role
 
     serve_role(project_root(ns.project), ns.role)
     return EXIT_OK

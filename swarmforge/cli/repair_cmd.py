@@ -1,7 +1,7 @@
-"""`swarmforge repair`: return work stuck in process to its role's queue (swarm/repair.py).
+"""`swarmforge repair`: return work stuck in process to its role's queue (swarm/repair/).
 
 This module only parses and prints; what counts as stuck and how it moves is decided
-in swarmforge/swarm/repair.py.
+in swarmforge/swarm/repair/.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _repair(ns: argparse.Namespace) -> int:
     from swarmforge.cli.common import project_root
-    from swarmforge.swarm.repair import age_limit, repair
+    from swarmforge.swarm.repair.project import age_limit, repair
 
     age_limit(ns.older_than)  # a bad value is refused before the project is looked for
     report = repair(project_root(ns.project), dry_run=ns.dry_run, older_than=ns.older_than)

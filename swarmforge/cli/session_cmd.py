@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from swarmforge.cli.common import VIEWED, emit, project_json_options, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
 from swarmforge.projectroot import CONFIG
+from swarmforge.swarm.bootstrap import marks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -73,9 +74,9 @@ def _say(ns: argparse.Namespace) -> Callable[[str], None]:
 
 
 def _up(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import session
+    from swarmforge.swarm.session.up import up
 
-    record, already = session.up(
+    record, already = up(
         project_root(ns.project, (CONFIG,)),  # before roles.tsv exists: where the config is
         ns.backend,
         stagger=ns.stagger,
@@ -106,9 +107,8 @@ def _up_lines(record: SessionRecord, already: bool) -> Iterator[str]:
 def _say_setup_failed(record: SessionRecord) -> int:
     """One line on stderr per role whose worktree setup failed, so its agent is not started;
     EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
-    from swarmforge.swarm import bootstrap
 
-    found = bootstrap.failures(record.project, [role.name for role in record.roles])
+    found = marks.failures(record.project, [role.name for role in record.roles])
     for failed in found:
         print(
             f"role {failed.role} not started: {failed.reason} (output in {failed.log}); "
@@ -119,9 +119,9 @@ def _say_setup_failed(record: SessionRecord) -> int:
 
 
 def _down(ns: argparse.Namespace) -> int:
-    from swarmforge.swarm import session
+    from swarmforge.swarm.session.down import down
 
-    report = session.down(project_root(ns.project, VIEWED), purge=ns.purge, progress=_say(ns))
+    report = down(project_root(ns.project, VIEWED), purge=ns.purge, progress=_say(ns))
     if report.run_id is None:
         said = "no swarm was running in this project"
     else:

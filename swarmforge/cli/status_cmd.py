@@ -13,10 +13,12 @@ from swarmforge.errors import EXIT_OK
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from swarmforge.swarm.bootstrap import SetupFailure
-    from swarmforge.swarm.hoststatus import CrossHost
+    from swarmforge.swarm.bootstrap.marks import SetupFailure
     from swarmforge.swarm.portholders import PortHolder
-    from swarmforge.swarm.status import Process, RoleStatus, SwarmStatus
+    from swarmforge.swarm.status.crosshost import CrossHost
+    from swarmforge.swarm.status.process import Process
+    from swarmforge.swarm.status.role import RoleStatus
+    from swarmforge.swarm.status.summary import SwarmStatus
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +37,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
     from swarmforge.cli.common import VIEWED, project_root
-    from swarmforge.swarm.status import status
+    from swarmforge.swarm.status.summary import status
 
     state = status(project_root(ns.project, VIEWED), sizes=True, hosts=True)
     emit(ns.json, state.as_json(), _swarm_lines(state))
@@ -92,7 +94,7 @@ def _role_lines(role: RoleStatus) -> Iterator[str]:
 
 def cross_host_lines(cross: CrossHost) -> list[str]:
     """What status says of the other hosts' roles and of every host."""
-    from swarmforge.swarm.hoststatus import beat_said, host_said
+    from swarmforge.swarm.status.hostlines import beat_said, host_said
     from swarmforge.times import duration
 
     if cross.error is not None:

@@ -35,7 +35,7 @@ class StartSettings(BaseModel):
 
 
 class BootstrapSettings(BaseModel):
-    """What a role's new worktree gets before its agent starts (swarmforge/swarm/bootstrap.py).
+    """What a role's new worktree gets before its agent starts (swarmforge/swarm/bootstrap/).
 
     A worktree is a fresh checkout: it lacks the git-ignored files the project needs to
     build or run (`.env`, `node_modules`), so an agent's first command would fail.

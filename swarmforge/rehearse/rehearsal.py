@@ -29,7 +29,8 @@ from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.projectcopy import copy_project
 from swarmforge.rehearse.script import Script, check_roles, load_script
 from swarmforge.rehearse.stage import Played
-from swarmforge.swarm import session as swarm_session
+from swarmforge.swarm.session.down import down as swarm_down
+from swarmforge.swarm.session.up import up as swarm_up
 
 Progress = Callable[[str], None]
 POLL = 0.2
@@ -129,14 +130,14 @@ def _play(
             if r.agent in ("claude", "codex")
         }
         try:
-            swarm_session.up(project, backend, stagger=0.0, role_env=env, progress=progress)
+            swarm_up(project, backend, stagger=0.0, role_env=env, progress=progress)
             for send in script.send:
                 path, _ = fromuser.send(project, send.to, send.text, type_=send.type)
                 progress(f"sent {os.path.basename(path)}")
             problems += _wait(director, script, project, config, progress)
         finally:
             progress("stopping the swarm")
-            swarm_session.down(project, purge=True)
+            swarm_down(project, purge=True)
         problems += [f"model: {error}" for error in server.errors()]
     return director, problems
 

@@ -14,7 +14,8 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import prune, repo
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
-from swarmforge.swarm.artifacts import Sweep, sweep
+from swarmforge.swarm.artifacts.report import Sweep
+from swarmforge.swarm.artifacts.sweep import sweep
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 
@@ -66,7 +67,7 @@ def gc(root: str, artifacts: bool = False, dry_run: bool = False) -> GcReport:
     run's processes are left alone.
 
     With `artifacts`, then remove the git-ignored build output of stopped roles'
-    worktrees (artifacts.py). `dry_run` changes nothing at all: it only lists that output,
+    worktrees (artifacts/). `dry_run` changes nothing at all: it only lists that output,
     since ending processes cannot be rehearsed. Except for that listing, it holds the
     session lock, as `up` and `down` do.
     """

@@ -14,7 +14,7 @@ from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
 from swarmforge.ports import assign_ports, is_bound, project_identity
-from swarmforge.swarm import bootstrap
+from swarmforge.swarm.bootstrap import marks, worktree
 
 
 def new_run_id() -> str:
@@ -84,7 +84,7 @@ def create_worktrees(
         Mailbox(role.path).ensure(
             Box.OUTBOX_TMP, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCESS, Box.COMPLETED
         )
-        if made or bootstrap.failure(root, role.name) is not None:
+        if made or marks.failure(root, role.name) is not None:
             _bootstrap(root, run_id, role, progress)
 
 
@@ -101,7 +101,7 @@ def _bootstrap(root: str, run_id: str, role: RoleRecord, progress: Callable[[str
     log = log_file(root, role.name)
     if settings.wanted:
         progress(f"bootstrapping {role.name}'s worktree")
-    failed = bootstrap.run(root, role, settings, rolerecord.role_env(root, run_id, role), log)
+    failed = worktree.run(root, role, settings, rolerecord.role_env(root, run_id, role), log)
     if failed is not None:
         progress(f"role {role.name} setup-failed: {failed.reason}; its agent is not started")
 

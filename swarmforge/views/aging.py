@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from swarmforge.swarm.hoststatus import CrossHost
+from swarmforge.swarm.status.crosshost import CrossHost
 from swarmforge.views.snapshot import Snapshot
 
 

@@ -24,7 +24,8 @@ from dataclasses import replace
 
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
-from swarmforge.swarm.hoststatus import CrossHost, cross_host
+from swarmforge.swarm.status.crosshost import CrossHost
+from swarmforge.swarm.status.heartbeats import cross_host
 from swarmforge.views.aging import aged, aged_snapshot
 from swarmforge.views.changes import Changes
 from swarmforge.views.eventtail import EventTail

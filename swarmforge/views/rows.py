@@ -1,6 +1,6 @@
 """One role as a view's table shows it: its state, queue, item in hand, branch and tokens.
 
-Read from the role's status (swarm/status.py) and a few git calls; nothing here writes.
+Read from the role's status (swarm/status/role.py) and a few git calls; nothing here writes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from swarmforge import times
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.swarm.status import RoleStatus
+from swarmforge.swarm.status.role import RoleStatus
 
 
 @dataclass(frozen=True)

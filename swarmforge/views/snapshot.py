@@ -2,7 +2,7 @@
 
 Everything here only reads the project: the views (watch/, cockpit/) never write to it.
 With `[transport]`, the roles of the swarm's other hosts come from their heartbeats
-(hoststatus.py). When each is read again is feed.py's business.
+(swarm/status/heartbeats.py). When each is read again is feed.py's business.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 
 from swarmforge.swarm import placement
-from swarmforge.swarm.hoststatus import CrossHost
-from swarmforge.swarm.status import SwarmStatus, status
+from swarmforge.swarm.status.crosshost import CrossHost
+from swarmforge.swarm.status.summary import SwarmStatus, status
 from swarmforge.views.rows import Row, row
 
 

@@ -13,7 +13,8 @@ from swarmforge.rehearse.demo.directory import claim_directory
 from swarmforge.rehearse.demo.project import make_project
 from swarmforge.rehearse.demo.report import DemoReport, summary
 from swarmforge.rehearse.demo.trail import trail
-from swarmforge.swarm import session as swarm_session
+from swarmforge.swarm.session.down import down as swarm_down
+from swarmforge.swarm.session.up import up as swarm_up
 from swarmforge.waiting import wait_until
 
 TIMEOUT = 90.0
@@ -89,7 +90,7 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> DemoRe
     progress(f"making a throw-away project in {root}")
     make_project(root)
     progress("starting a headless swarm: coder (task mode) and qa (batch mode)")
-    record, _ = swarm_session.up(root, "headless", progress=lambda m: progress(f"  {m}"))
+    record, _ = swarm_up(root, "headless", progress=lambda m: progress(f"  {m}"))
     ok = False
     try:
         progress("handing the coder its first task")
@@ -100,7 +101,7 @@ def run_demo(directory: str | None = None, progress: Progress = print) -> DemoRe
             ok = False
     finally:
         progress("stopping the swarm")
-        swarm_session.down(root, progress=lambda m: progress(f"  {m}"))
+        swarm_down(root, progress=lambda m: progress(f"  {m}"))
     # Taken once the swarm is stopped, so the trail is what the mailboxes hold for good.
     rows = trail(record)
     return DemoReport(ok, root, made, record.run_id, rows, summary(root, record, rows))

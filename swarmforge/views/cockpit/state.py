@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from swarmforge.eventline import line
 from swarmforge.run import overview
-from swarmforge.swarm.hoststatus import elsewhere
+from swarmforge.swarm.status.hostlines import elsewhere
 from swarmforge.views.attach import attach_command
 from swarmforge.views.rows import spent
 from swarmforge.views.snapshot import Snapshot

@@ -12,7 +12,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Log, Static
 
 from swarmforge import eventline
-from swarmforge.swarm.hoststatus import hosts_line
+from swarmforge.swarm.status.hostlines import hosts_line
 from swarmforge.views.aging import aged_snapshot
 from swarmforge.views.eventtail import EVENTS_KEPT
 from swarmforge.views.feed import EVERY, Feed

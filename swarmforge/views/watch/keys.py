@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
 from swarmforge.proc import popen, spawn
-from swarmforge.swarm.hoststatus import elsewhere
+from swarmforge.swarm.status.hostlines import elsewhere
 from swarmforge.views import roletexts
 from swarmforge.views.attach import attach_command
 from swarmforge.views.rows import Row

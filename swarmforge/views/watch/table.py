@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from swarmforge.swarm.hoststatus import RemoteRole, beat_said
+from swarmforge.swarm.status.crosshost import RemoteRole
+from swarmforge.swarm.status.hostlines import beat_said
 from swarmforge.times import duration
 from swarmforge.views.rows import Row, spent
 from swarmforge.views.snapshot import Snapshot

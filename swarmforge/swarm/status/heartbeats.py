@@ -10,71 +10,18 @@ on another host that no beat mentions shows as unreachable, never seen.
 from __future__ import annotations
 
 import socket
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.config.settings import load_settings
 from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import CorruptFile
-from swarmforge.times import duration
 
 if TYPE_CHECKING:
     from swarmforge.net.presence import HostSeen
+from swarmforge.swarm.status.crosshost import UNREACHABLE, CrossHost, HostView, RemoteRole
 
 CONNECT_TIMEOUT = 1.5  # seconds: status must not hang on a server that is away
-UNREACHABLE = "unreachable"
-
-
-@dataclass(frozen=True)
-class RemoteRole:
-    """A role another host runs, as its last beat (if any) says."""
-
-    role: str
-    host: str
-    reachable: bool
-    state: str  # its state on its host, or `unreachable`
-    port: int | None = None
-    branch: str | None = None
-    beat_age_seconds: int | None = None  # None: no beat ever mentioned it
-
-    def as_json(self) -> dict[str, object]:
-        return {**asdict(self), "remote": True}
-
-
-@dataclass(frozen=True)
-class HostView:
-    """One host of the swarm: whether it beats, and since when."""
-
-    host: str
-    this: bool  # the host status runs on
-    reachable: bool
-    age_seconds: int | None  # of its last beat; None: never seen
-    machine: str | None = None
-    pid: int | None = None  # its delivery daemon
-    roles: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, object]:
-        return {**asdict(self), "roles": list(self.roles)}
-
-
-@dataclass(frozen=True)
-class CrossHost:
-    """Every host of the swarm and the roles the others run; `error` when the server
-    could not be asked (then only this host's roles are known)."""
-
-    this_host: str
-    roles: list[RemoteRole]
-    hosts: list[HostView]
-    error: str | None = None
-
-    def extend_json(self, shown: dict[str, object], local: list[dict[str, object]]) -> None:
-        """Add the hosts to `status --json`: a `host` per role, the other hosts' roles, `hosts`."""
-        for role in local:
-            role["host"] = self.this_host
-        shown["roles"] = local + [role.as_json() for role in self.roles]
-        shown["hosts"] = [host.as_json() for host in self.hosts]
-        shown["transport_error"] = self.error
 
 
 def transport_settings(root: str) -> TransportSettings | None:
@@ -161,39 +108,3 @@ def _view(host: HostSeen, mine: str) -> HostView:
     roles = tuple(r.name for r in beat.roles)
     this = beat.key == mine
     return HostView(beat.host, this, host.reachable, int(host.age), beat.machine, beat.pid, roles)
-
-
-# -- what status and the views say of them ------------------------------------------------
-
-
-def beat_said(role: RemoteRole) -> str:
-    """Another host's role's state as shown: its state, or unreachable and since when."""
-    if role.reachable:
-        return role.state
-    if role.beat_age_seconds is None:
-        return "unreachable (never seen)"
-    return f"unreachable (last beat {duration(role.beat_age_seconds)} ago)"
-
-
-def host_said(host: HostView) -> str:
-    """Whether a host beats, and when it last did: `reachable, last beat 2s ago`."""
-    if host.age_seconds is None:
-        return "no beat sent yet" if host.this else "unreachable, never seen"
-    state = "reachable" if host.reachable else "unreachable"
-    return f"{state}, last beat {duration(host.age_seconds)} ago"
-
-
-def hosts_line(cross: CrossHost) -> str:
-    """Every host of the swarm on one line, or why the other hosts are not shown."""
-    if cross.error is not None:
-        return f"other hosts not shown: {cross.error}"
-    shown = (f"{h.host}{' (this host)' if h.this else ''} {host_said(h)}" for h in cross.hosts)
-    return "hosts: " + " · ".join(shown)
-
-
-def elsewhere(role: RemoteRole) -> str:
-    """What an action on another host's role answers: it runs there, not here."""
-    return (
-        f"{role.role} runs on host {role.host}: its output, diff, handoff and terminal "
-        f"are on that host, not here."
-    )

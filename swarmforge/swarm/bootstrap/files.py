@@ -1,0 +1,108 @@
+"""The git-ignored files a new worktree lacks, copied or linked from the main checkout."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from collections.abc import Callable
+
+from swarmforge.config.startsettings import BootstrapSettings
+from swarmforge.git.command import run as run_git
+from swarmforge.layout import STATE_DIRS
+
+# Never taken from the main checkout, whatever a pattern says: git's own directory, and
+# swarmforge's state (mailboxes, session record), which git ignores through info/exclude.
+NEVER_TAKEN = (".git", *STATE_DIRS)
+
+
+Log = Callable[[str], None]
+
+
+def place(root: str, worktree: str, settings: BootstrapSettings, log: Log) -> None:
+    """Copy and link into `worktree` the git-ignored paths of the main checkout at `root`
+    that the settings' patterns match; every path skipped is named in `log`."""
+    wanted = _matches(root, [(p, "copy") for p in settings.copy_paths], log)
+    wanted += _matches(root, [(p, "symlink") for p in settings.symlink], log)
+    ignored = _ignored(root, [path for path, _ in wanted], log)
+    taken: list[str] = []
+    for path, how in wanted:
+        if any(path == t or path.startswith(t + "/") for t in taken):
+            continue  # inside a path already copied or linked
+        if path not in ignored:
+            log(f"skipped {path}: git tracks it or does not ignore it")
+            continue
+        if _put(root, worktree, path, how, log):
+            taken.append(path)
+
+
+def _matches(root: str, patterns: list[tuple[str, str]], log: Log) -> list[tuple[str, str]]:
+    """Every path (relative to `root`) a pattern matches, with how to place it."""
+    found: list[tuple[str, str]] = []
+    for pattern, how in patterns:
+        paths = sorted(
+            os.path.normpath(p) for p in glob.glob(pattern, root_dir=root, recursive=True)
+        )
+        if not paths:
+            log(f"nothing matches {pattern!r} ({how})")
+        for path in paths:
+            if path.split("/")[0] in NEVER_TAKEN or path == ".":
+                log(f"skipped {path}: swarmforge's or git's own")
+            elif path not in (p for p, _ in found):
+                found.append((path, how))
+    return found
+
+
+def _ignored(root: str, paths: list[str], log: Log) -> set[str]:
+    """Which of `paths` git ignores, asked in one call; none if git cannot say."""
+    if not paths:
+        return set()
+    data = "".join(f"{p}\0" for p in paths).encode()
+    result = run_git(root, "check-ignore", "-z", "--stdin", input=data)
+    if result.returncode not in (0, 1):  # 1: none of them is ignored
+        log(f"git check-ignore failed: {result.stderr.decode(errors='replace').strip()}")
+        return set()
+    return {p for p in result.stdout.decode(errors="surrogateescape").split("\0") if p}
+
+
+def _put(root: str, worktree: str, path: str, how: str, log: Log) -> bool:
+    """Copy or link `path` into the worktree; False (and why, in `log`) if it was not."""
+    source = os.path.join(root, path)
+    target = os.path.join(worktree, path)
+    if os.path.lexists(target):
+        log(f"skipped {path}: already in the worktree")
+        return False
+    if not _parent_inside(worktree, target):
+        log(f"skipped {path}: its directory in the worktree leads outside it")
+        return False
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if how == "symlink":
+            os.symlink(source, target)
+            log(f"linked {path} -> {source}")
+        else:
+            _copy(source, target)
+            log(f"copied {path}")
+    except (OSError, shutil.Error) as exc:
+        log(f"could not {how} {path}: {exc}")
+        return False
+    return True
+
+
+def _parent_inside(worktree: str, target: str) -> bool:
+    """True if the nearest existing directory above `target` is inside `worktree` (a
+    symlinked directory there could point anywhere)."""
+    top = os.path.realpath(worktree)
+    parent = os.path.dirname(target)
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    real = os.path.realpath(parent)
+    return real == top or real.startswith(top + os.sep)
+
+
+def _copy(source: str, target: str) -> None:
+    """Copy a file, a symlink (as a symlink) or a whole directory, keeping modes."""
+    if os.path.isdir(source) and not os.path.islink(source):
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)

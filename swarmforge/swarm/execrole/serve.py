@@ -1,0 +1,46 @@
+"""A headless role's process: its loop built from the session record, served until SIGTERM."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from types import FrameType
+
+from swarmforge import logfile
+from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.config.conf import load_config
+from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm import placement
+from swarmforge.swarm.execrole.itemcommand import item_command
+from swarmforge.swarm.execrole.loop import ExecRole
+
+
+def _logger(root: str, name: str) -> logging.Logger:
+    return logfile.logger(f"role:{name}", placement.log_file(root, name))
+
+
+def serve_role(root: str, name: str) -> None:
+    """Run the loop of role `name` of the project at `root` until SIGTERM."""
+    record = sessionrecord.load(root)
+    role = record.role(name) if record else None
+    if record is None or role is None:
+        raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
+    command = item_command(root, load_config(root), role)
+    log = _logger(root, name)
+    path = placement.log_file(root, name)
+    output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    env = rolerecord.role_env(root, record.run_id, role)
+    loop = ExecRole(name, role.path, role.mode, command, env, log, output)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        loop.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+    log.info("%s: serving %s items with %s", name, role.mode, role.agent)
+    try:
+        loop.serve()
+    finally:
+        os.close(output)
+        log.info("%s: stopped", name)
