@@ -1,11 +1,12 @@
-"""Reading the role table of a started swarm, `roles.tsv`, and its remote roles (`remote.tsv`)."""
+"""Reading the role table of a started swarm, `roles.tsv` (and a role's receive mode from
+it), and its remote roles (`remote.tsv`)."""
 
 from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil
-from swarmforge.errors import CorruptFile, SwarmforgeError
+from swarmforge import fsutil, projectroot
+from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV
 from swarmforge.rolenames import role_name_problem
 
@@ -77,6 +78,19 @@ def read_roles(root: str) -> dict[str, RoleEntry]:
     except UnicodeDecodeError as exc:
         raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
     return parse_roles(text, path)
+
+
+def receive_mode(cwd: str, role: str) -> str:
+    """The receive mode, `task` or `batch`, that roles.tsv gives `role` (the caller's role,
+    working in `cwd`)."""
+    if not role:
+        raise SwarmforgeError("Set SWARMFORGE_ROLE.")
+    entry = read_roles(projectroot.find_root(cwd)).get(role)
+    if entry is None:
+        raise SwarmforgeError(f"Unknown role: {role}")
+    if entry.mode not in RECEIVE_MODES:
+        raise Refused(f"INVALID_RECEIVE_MODE: {entry.mode} for role {role}")
+    return entry.mode
 
 
 def read_remote(root: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ import pytest
 
 from swarmforge.config.conf import parse_config
 from swarmforge.config.settings import parse_settings
-from swarmforge.handoff import drafttext
+from swarmforge.handoff import draft
 from swarmforge.rehearse.script import check_roles, parse_script
 from swarmforge.run.spec.file import parse_spec
 
@@ -166,7 +166,7 @@ def test_draft_examples_pass_the_gate_rules() -> None:
         return commit, None
 
     for _, text in blocks("draft"):
-        valid, errors = drafttext.validate(text.encode(), frozenset({"cleaner"}), resolve)
+        valid, errors = draft.validate(text.encode(), frozenset({"cleaner"}), resolve)
         assert errors == [] and valid is not None
     assert asked
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge.handoff import draftfile, gate, message, refusal
+from swarmforge.handoff import draftfile, gate, message
+from swarmforge.handoff.draft import HandoffInvalid
 from swarmforge.handoff.mailbox import Box
 from tests.support import BIN, Project, git, run_script, script_env
 
@@ -369,7 +370,7 @@ def test_api_queues_from_a_worktree(project: Project) -> None:
     project.draft("cleaner", "type: note\nto: coder\npriority: 10\nmessage: hi\n", "d")
     path = gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")
     assert os.path.dirname(path) == str(project.box("cleaner", Box.OUTBOX))
-    with pytest.raises(refusal.HandoffInvalid) as info:
+    with pytest.raises(HandoffInvalid) as info:
         project.draft("cleaner", "type: note\n", "d")
         gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")
     assert info.value.exit_code == 2

@@ -13,8 +13,8 @@ from swarmforge import eventread, events
 from swarmforge.daemon import wake
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.git import mergecheck
-from swarmforge.handoff import gate, message, printout, refusal
-from swarmforge.handoff.draft import Draft
+from swarmforge.handoff import gate, message, printout
+from swarmforge.handoff.draft import Draft, HandoffInvalid
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project, git, run_script
 from tests.support import run_cli as sf
@@ -208,7 +208,7 @@ def test_a_draft_cannot_forge_a_result(swarm: Project, field: str) -> None:
         "coder",
         f"type: git_handoff\nto: qa\npriority: 50\ntask: t\ncommit: {commit}\n{field}: clean\n",
     )
-    with pytest.raises(refusal.HandoffInvalid) as refused:
+    with pytest.raises(HandoffInvalid) as refused:
         gate.queue_handoff("draft.txt", cwd=str(swarm.tree("coder")), role="coder")
     assert refused.value.errors == [
         f"Line 6: header '{field}' is reserved and must not be written by agents."

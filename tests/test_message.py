@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from swarmforge.errors import CorruptFile
-from swarmforge.handoff import gate, message, refusal
+from swarmforge.handoff import gate, message
+from swarmforge.handoff.draft import HandoffInvalid
 from swarmforge.handoff.mailbox import Box
 from tests.support import Project, copy_tree, make_template
 
@@ -116,7 +117,7 @@ def test_arbitrary_drafts_are_queued_or_refused_with_errors(
     before = set(outbox.iterdir()) if outbox.exists() else set()
     try:
         path = gate.queue_handoff("fuzz.draft", cwd=str(tree), role="coder")
-    except refusal.HandoffInvalid as exc:
+    except HandoffInvalid as exc:
         assert exc.exit_code == 2 and exc.errors
         assert all(isinstance(e, str) and "\n" not in e for e in exc.errors)
         assert draft.read_bytes() == data, "a rejected draft is never deleted"

@@ -13,10 +13,10 @@ import pytest
 
 from swarmforge import eventread, events, filewrite, times
 from swarmforge.config import sessionrecord
-from swarmforge.handoff import drafttext, message
+from swarmforge.handoff import draft, message
 from swarmforge.handoff.done import done_task
+from swarmforge.handoff.inprocess import annotate
 from swarmforge.handoff.mailbox import Box
-from swarmforge.handoff.processing import annotate
 from swarmforge.handoff.ready import ready_batch, ready_task
 from swarmforge.swarm.repair.copies import stamped
 from swarmforge.swarm.repair.project import repair
@@ -360,7 +360,7 @@ def test_a_bad_age_is_one_clear_error(project: Project, value: str) -> None:
 @pytest.mark.parametrize("field", ["requeued_at", "requeue_count"])
 def test_senders_cannot_forge_the_repair_headers(field: str) -> None:
     text = f"type: note\nto: cleaner\npriority: 50\nmessage: hi\n{field}: 1\n"
-    valid, errors = drafttext.validate(text.encode(), frozenset({"cleaner"}), lambda c: (c, None))
+    valid, errors = draft.validate(text.encode(), frozenset({"cleaner"}), lambda c: (c, None))
     assert valid is None
     assert errors == [f"Line 5: header '{field}' is reserved and must not be written by agents."]
 

@@ -11,7 +11,8 @@ import pytest
 
 from swarmforge.daemon.dispatcher import Dispatcher
 from swarmforge.daemon.wake import Waker
-from swarmforge.handoff import fromuser, message, refusal
+from swarmforge.handoff import fromuser, message
+from swarmforge.handoff.draft import HandoffInvalid
 from swarmforge.handoff.mailbox import Box, Mailbox
 from tests.support import VENV_BIN, Project, git, run_script
 from tests.support import run_cli as sf
@@ -204,7 +205,7 @@ def test_the_api_returns_the_path_and_the_handoff(project: Project) -> None:
     path, handoff = fromuser.send(str(project.root), "qa", "a\nb", priority="07")
     assert message.read(path) == handoff
     assert handoff.get("message") == "a" and handoff.body.endswith("\n\na\nb\n")
-    with pytest.raises(refusal.HandoffInvalid) as caught:
+    with pytest.raises(HandoffInvalid) as caught:
         fromuser.send(str(project.root), "qa", "x", priority="7")
     assert caught.value.exit_code == 2
     assert caught.value.errors == ["Header 'priority' must be two digits from 00 to 99; got '7'."]

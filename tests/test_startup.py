@@ -137,3 +137,26 @@ def test_the_helpers_import_only_their_listed_modules_and_cheap_standard_ones(
         "pathlib, no contextlib.suppress) and add them to SIM105's per-file-ignores"
     )
     assert listed <= ours, f"{sorted(listed - ours)} left the helpers' path: unlist them"
+
+
+def test_building_the_command_line_imports_no_command_s_work() -> None:
+    # Every `swarmforge` command builds the whole parser; a command module that imports
+    # its work at the top makes every other command pay for it (a quarter of a second
+    # once, when one imported the headless runner).
+    program = (
+        "import sys\n"
+        "from swarmforge.cli import parser\n"
+        "parser.build(); parser.build_internal()\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-I", "-c", program], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    modules = set(r.stdout.split())
+    packages = {"pydantic", "psutil", "pygit2", "watchdog", "textual", "starlette", "nats"}
+    heavy = {m for m in modules if m.partition(".")[0] in packages}
+    assert not heavy, f"building the parser imports {sorted(heavy)}"
+    ours = {m.partition(".")[2] for m in modules if m.startswith("swarmforge.")}
+    beyond = sorted(m for m in ours if m.count(".") and not m.startswith("cli."))
+    assert not beyond, f"building the parser imports {beyond}"

@@ -41,22 +41,23 @@ def _options(args: list[str]) -> tuple[str | None, bool]:
 
 
 def _handoff(args: list[str], cwd: str, out: list[str]) -> None:
-    from swarmforge.handoff import gate, refusal
+    from swarmforge.handoff import draft, gate
 
     if len(args) != 1:
-        raise SwarmforgeError(refusal.USAGE)
+        raise SwarmforgeError(draft.USAGE)
     path = gate.queue_handoff(args[0], cwd=cwd, role=os.environ.get("SWARMFORGE_ROLE", ""))
     out.append(f"HANDOFF QUEUED: {path}\n")
 
 
 def _receive(command: str, args: list[str], cwd: str, out: list[str]) -> None:
+    from swarmforge import roletable
     from swarmforge.cli.common import emit
-    from swarmforge.handoff import ready, receivemode, unreadable
+    from swarmforge.handoff import ready, unreadable
     from swarmforge.handoff.mailbox import Mailbox
 
     mode, as_json = _options(args)
     if mode is None:
-        mode = receivemode.receive_mode(cwd, os.environ.get("SWARMFORGE_ROLE", ""))
+        mode = roletable.receive_mode(cwd, os.environ.get("SWARMFORGE_ROLE", ""))
     box = Mailbox(cwd)
     report: dict[str, object] = {"mode": mode}
     if command == "done":

@@ -7,7 +7,6 @@ import argparse
 
 from swarmforge.cli.common import project_json_options, project_root
 from swarmforge.errors import EXIT_OK
-from swarmforge.swarm.headless import runner
 
 
 def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,6 +20,7 @@ def add_internal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _supervise(ns: argparse.Namespace) -> int:
+    from swarmforge.swarm.headless import runner
 
     runner.serve(project_root(ns.project))
     return EXIT_OK

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from swarmforge.cli.common import VIEWED, emit, project_json_options, project_root
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK
 from swarmforge.projectroot import CONFIG
-from swarmforge.swarm.bootstrap import marks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -107,6 +106,7 @@ def _up_lines(record: SessionRecord, already: bool) -> Iterator[str]:
 def _say_setup_failed(record: SessionRecord) -> int:
     """One line on stderr per role whose worktree setup failed, so its agent is not started;
     EXIT_FAILURE if there is any. Said even with --json: stderr is free."""
+    from swarmforge.swarm.bootstrap import marks
 
     found = marks.failures(record.project, [role.name for role in record.roles])
     for failed in found:

@@ -9,11 +9,15 @@ from __future__ import annotations
 import os
 
 from swarmforge.errors import Refused, SwarmforgeError
-from swarmforge.handoff.batches import batch_items, drop_stale_empty_batches
+from swarmforge.handoff.inprocess import (
+    batch_items,
+    complete,
+    complete_batch,
+    completed,
+    drop_stale_empty_batches,
+)
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import listing
-from swarmforge.handoff.processing import complete, complete_batch
-from swarmforge.handoff.receivelog import completed
 
 
 def done_task(box: Mailbox) -> list[str]:

@@ -8,8 +8,7 @@ import stat
 
 from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
-from swarmforge.handoff.draft import MAX_BYTES
-from swarmforge.handoff.refusal import HandoffInvalid
+from swarmforge.handoff.draft import MAX_BYTES, HandoffInvalid
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:

@@ -6,12 +6,11 @@ Its handoffs come from `user` and wait in the main checkout's outbox.
 from __future__ import annotations
 
 from swarmforge import roletable
-from swarmforge.handoff.draft import check
+from swarmforge.handoff.draft import HandoffInvalid, check
 from swarmforge.handoff.firstline import summary, task_name
 from swarmforge.handoff.gate import USER, commit_resolver, queue_draft
 from swarmforge.handoff.mailbox import Mailbox
 from swarmforge.handoff.message import Handoff
-from swarmforge.handoff.refusal import HandoffInvalid
 
 SEND_USAGE = """Usage: swarmforge send ROLE[,ROLE...] [--type note|git_handoff] [--priority NN]
                        [--commit SHA] [--task NAME] TEXT|-

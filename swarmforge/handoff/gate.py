@@ -14,13 +14,11 @@ import time
 from swarmforge import events, filewrite, projectroot, roletable, times
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import sequence
-from swarmforge.handoff.draft import Draft
+from swarmforge.handoff.draft import USAGE, Draft, HandoffInvalid, validate
 from swarmforge.handoff.draftfile import check_draft_file, claim, read_draft, unclaim
-from swarmforge.handoff.drafttext import validate
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.message import Handoff
 from swarmforge.handoff.outbox import install
-from swarmforge.handoff.refusal import USAGE, HandoffInvalid
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
 if TYPE_CHECKING:

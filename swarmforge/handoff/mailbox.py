@@ -2,7 +2,7 @@
 
 Where a file lies is its state. The transitions that move handoff files are in
 outbox.py (install, archive, set aside), inbox.py (publish a copy, take it back) and
-processing.py (accept, resume, complete); nothing else moves them.
+inprocess.py (accept, resume, complete); nothing else moves them.
 """
 
 from __future__ import annotations

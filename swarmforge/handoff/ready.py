@@ -3,7 +3,7 @@
 Every refusal, message and exit code follows docs/protocol.md ("Receiving work"). The
 helpers never guess: a state they cannot read one way is refused, not repaired. The
 one state they repair is their own: an empty batch directory that a `ready` killed
-between making it and filling it left behind (batches.py).
+between making it and filling it left behind (inprocess.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,18 @@ from __future__ import annotations
 import os
 
 from swarmforge.errors import Refused, SwarmforgeError
-from swarmforge.handoff.batches import batch_items, drop_stale_empty_batches, new_batch_dir
+from swarmforge.handoff.inprocess import (
+    accept,
+    batch_items,
+    drop_stale_empty_batches,
+    emit,
+    event_fields,
+    new_batch_dir,
+    resume,
+)
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.message import Handoff
 from swarmforge.handoff.printout import Batch, Task, listing
-from swarmforge.handoff.processing import accept, resume
-from swarmforge.handoff.receivelog import emit, event_fields
 from swarmforge.handoff.unreadable import SetAside, readable
 
 CLAIM_ATTEMPTS = 5  # another claimer of the same mailbox can win a race; look again

@@ -6,9 +6,9 @@ from __future__ import annotations
 from swarmforge import events
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.handoff import message
+from swarmforge.handoff.inprocess import event_fields, project_root
 from swarmforge.handoff.mailbox import Mailbox
 from swarmforge.handoff.message import Handoff
-from swarmforge.handoff.receivelog import event_fields, project_root
 
 
 def _set_aside(box: Mailbox, aside: list[SetAside]) -> None:

@@ -9,9 +9,9 @@ from swarmforge.agents.agent import Invocation
 from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.done import done_batch, done_task
+from swarmforge.handoff.inprocess import annotate
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.handoff.printout import Batch, Task, batch_text, task_text
-from swarmforge.handoff.processing import annotate
 from swarmforge.handoff.ready import ready_batch, ready_task
 from swarmforge.proc import popen
 from swarmforge.swarm.execrole.itemcommand import ItemCommand
