@@ -9,9 +9,12 @@ turn at once. Measured:
   agent's next model request (gate, delivery, the daemon's wake-up, the agent's
   own reaction), `--count` times per agent;
 - baseline, measured in the same run and interleaved with the wake-ups: the same
-  wake line pasted straight into the agent's pane (no gate, no daemon), to the
-  agent's next model request. The ratio shows what the swarm adds to the agent's
-  own reaction time.
+  wake line pasted straight into the agent's pane and Enter pressed, as a person
+  would (no gate, no daemon, no look at the agent's state), to the agent's next
+  model request. The ratio shows what the swarm adds to the agent's own reaction
+  time;
+- the state check alone: how long the daemon takes to judge that an agent is at
+  its idle prompt before it types a wake-up (daemon/wake.py), in the same run.
 
 Run: .venv/bin/python bench/wakeup.py [--count 20]
 """
@@ -27,14 +30,14 @@ import sys
 import tempfile
 import time
 
-from swarmforge.daemon.wake import WAKE_LINE, TmuxWaker
+from swarmforge.daemon.wake import PASTE_SETTLE, WAKE_LINE, agent_judge
 from swarmforge.handoff import fromuser
 from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Reply
 from swarmforge.swarm.session.down import down
 from swarmforge.swarm.session.up import up
-from swarmforge.tmux.server import project_socket
+from swarmforge.tmux.server import Tmux, project_socket
 
 ROLES = {"coder": "claude", "cleaner": "codex"}
 SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the next wake-up
@@ -99,21 +102,32 @@ def measure(root: str, count: int) -> None:
         for role, seconds in firsts.items():
             print(f"up to first model request: {role} ({ROLES[role]}) {seconds * 1000:.0f} ms")
         print(f"up to both agents' first request: {max(firsts.values()) * 1000:.0f} ms")
-        typist = TmuxWaker(project_socket(root), background=False)
+        tmux = Tmux(project_socket(root))
+        judge = agent_judge(root)
         for role, agent in ROLES.items():
             woken: list[float] = []
             typed: list[float] = []
+            judged: list[float] = []
             for n in range(count):
                 time.sleep(SETTLE)
                 sent = time.time()
                 fromuser.send(root, role, f"Benchmark handoff {n}.")
                 woken.append(next_request(server, role, sent) - sent)
                 time.sleep(SETTLE)
+                start = time.perf_counter()
+                why = judge(root, role)
+                judged.append(time.perf_counter() - start)
+                if why is not None:
+                    raise SystemExit(f"{role} is not at its prompt: {why}")
                 pasted = time.time()
-                typist.submit(f"swarmforge-{role}", WAKE_LINE)
+                target = f"=swarmforge-{role}:"
+                tmux.paste(target, WAKE_LINE, "bench")
+                time.sleep(PASTE_SETTLE)
+                tmux.press(target, "Enter")
                 typed.append(next_request(server, role, pasted) - pasted)
             print(summary(f"wake-up via the swarm, {agent}", woken))
             print(summary(f"baseline: pasted by hand, {agent}", typed))
+            print(summary(f"state check before a wake-up, {agent}", judged))
             ratio = statistics.median(woken) / statistics.median(typed)
             print(f"{'ratio of medians (swarm / hand)':32s} {ratio:.2f}")
     finally:

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,11 +27,13 @@ from swarmforge.agents.screen import prompt_line, working_line
 from swarmforge.agents.state import Evidence, Verdict, combine, said
 from swarmforge.config import sessionrecord
 from swarmforge.config.settings import parse_settings
+from swarmforge.daemon.paths import Paths
+from swarmforge.daemon.wake import WAKE_LINE
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, require_cli
-from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
+from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
 NOW = 10_000.0
@@ -351,6 +354,58 @@ def test_claude_at_an_approval_prompt_is_waiting(repo: Path, live: LiveSwarm) ->
     shown = wait_state(repo, "coder", "waiting")
     assert "Do you want" in shown.reason or "Notification" in shown.reason
     retry_until(lambda: "waiting" in recorded_states(repo, "coder"))
+
+
+def screen_of(repo: Path, role: str) -> str:
+    """What `role`'s tmux pane shows now."""
+    record = sessionrecord.load(str(repo))
+    found = record.role(role) if record is not None else None
+    assert found is not None
+    socket = project_socket(str(repo))
+    target = f"={found.session_name}:"
+    shown = subprocess.run(
+        ["tmux", "-L", socket, "capture-pane", "-p", "-t", target], capture_output=True, text=True
+    )
+    return shown.stdout
+
+
+def woken(live: LiveSwarm, role: str) -> list[str]:
+    """The turns `role`'s agent opened because a wake-up was typed into it."""
+    return [
+        e.user_text
+        for e in live.server.exchanges(role)
+        if e.new_turn and not e.side and WAKE_LINE in e.user_text
+    ]
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_a_handoff_to_claude_at_an_approval_dialog_approves_nothing_and_wakes_it_after(
+    repo: Path, live: LiveSwarm
+) -> None:
+    # No --allowedTools: claude asks before it runs git commit, "1. Yes" selected.
+    make_swarm(repo, "window coder claude master\n", prompts={"coder": "Code.\n"})
+    live.first = ["git -c user.name=c -c user.email=c@example.com commit -q --allow-empty -m asked"]
+    live.up()
+    wait_state(repo, "coder", "waiting")
+    assert "Do you want" in screen_of(repo, "coder")
+    sent = sf("send", "coder", "Mail while a person is asked.", cwd=repo)
+    assert sent.returncode == 0, sent.stderr
+    daemon_log = Path(Paths(str(repo)).log)
+    retry_until(lambda: "holding the wake-up of coder" in daemon_log.read_text())
+    # Held: ten seconds on, nothing was approved and the question still waits for a person.
+    time.sleep(10)
+    assert tool_results(live, "coder") == []
+    assert "asked" not in git(repo, "log", "--format=%s", "-3")
+    assert "Do you want" in screen_of(repo, "coder")
+    shown = agent_state(repo, "coder")
+    assert shown is not None and shown.state == "waiting"
+    assert woken(live, "coder") == []
+    # A person answers; the command runs, the turn ends, and the held wake-up is typed.
+    press(repo, "coder", "Enter")
+    retry_until(lambda: "asked" in git(repo, "log", "--format=%s", "-3"), timeout=30)
+    retry_until(lambda: len(woken(live, "coder")) == 1, timeout=30)
+    assert "woke coder, held until its agent was at its prompt" in daemon_log.read_text()
 
 
 @pytest.mark.slow

@@ -101,3 +101,21 @@ def refresh_roles(root: str, names: tuple[str, ...], stall_after: float) -> None
             refresh(root, record, role, stall_after, table=table)
         except (SwarmforgeError, OSError, psutil.Error):
             continue  # evidence that cannot be read now is read at the next step
+
+
+# States in which an agent sits at its own prompt and may be given a line: idle, or
+# stalled (an item in hand, nothing moving: it waits at its prompt, not for a person).
+AT_PROMPT = ("idle", "stalled")
+
+
+def not_at_prompt(root: str, role: str, stall_after: float) -> str | None:
+    """Why `role`'s agent must not be typed into now (its state, and the reason), or None
+    when it is at its idle prompt, or when no session record says anything of it."""
+    record = sessionrecord.load(root)
+    found = record.role(role) if record is not None else None
+    if record is None or found is None:
+        return None
+    shown = refresh(root, record, found, stall_after, write=False)
+    if shown.state in AT_PROMPT:
+        return None
+    return f"{shown.state}: {shown.reason}"

@@ -2,6 +2,12 @@
 
 A wake-up is a courtesy, never part of delivery: the daemon calls these only
 after the copy is in place, and a failure is logged and retried, never undone.
+
+A wake-up typed into an agent's terminal never answers for a person: it is typed
+only while the agent sits at its idle prompt. While the agent works, or shows a
+dialog (an approval, a trust or login question: state `waiting`), the wake-up is
+held and looked at again until the agent is back at its prompt; the screen is read
+once more just before each keystroke, so a dialog that opened meanwhile gets none.
 """
 
 from __future__ import annotations
@@ -9,7 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
+from swarmforge.agents.screen import prompt_line
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy, spawn
 from swarmforge.roletable import RoleEntry
@@ -20,6 +28,10 @@ WAKE_LINE = "You have new handoff mail. If idle, run ready_for_next.sh."
 PASTE_SETTLE = 0.15  # seconds between a paste and its Enter (codex needs 50 ms or more)
 TAKEN_WAIT = 1.0  # seconds to wait for the screen to change after Enter
 ENTER_TRIES = 3
+HOLD_POLL = 0.5  # seconds between two looks at an agent whose wake-up is held
+
+# Why a role's agent cannot be typed into now (not at its idle prompt), or None.
+Judge = Callable[[str, str], "str | None"]
 
 
 class WakeFailed(Exception):
@@ -36,6 +48,11 @@ class Waker:
         return False
 
 
+class Held(WakeFailed):
+    """The agent is not at its idle prompt: nothing was typed (a daemon in the background
+    holds the wake-up until it is; one pass with `--once` retries it as a failure)."""
+
+
 class TmuxWaker(Waker):
     """Pastes the wake line into the role's tmux session and presses Enter until it is taken.
 
@@ -46,14 +63,24 @@ class TmuxWaker(Waker):
     again (a bounded number of times) while the screen shows that nothing
     happened. With `background` (the daemon's case) all of that runs in a thread
     of its own, so a wake-up never holds up a delivery.
+
+    `judge` (the daemon's: the agent's state, agents/probe.py) says whether the
+    agent is at its idle prompt; a wake-up is held while it is not. The screen is
+    checked for a dialog in any case.
     """
 
     name = "tmux"
 
     def __init__(
-        self, socket: str, *, background: bool = True, log: logging.Logger | None = None
+        self,
+        socket: str,
+        *,
+        background: bool = True,
+        log: logging.Logger | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.socket = socket
+        self.judge = judge
         self.tmux = Tmux(socket)
         self.background = background
         self.log = log or logging.getLogger("swarmforge.notify")
@@ -64,21 +91,43 @@ class TmuxWaker(Waker):
         if not self.tmux.has_session(entry.session):
             return False  # a role without a session (headless) has nothing to wake
         if not self.background:
+            self._judged(role, root)
             if not self.submit(entry.session, WAKE_LINE):
                 raise WakeFailed(f"session {entry.session} did not take the wake-up")
             return True
         with self._lock:
             if entry.session in self._in_flight:
-                return True  # the wake-up on its way covers this mail too
+                return True  # the wake-up on its way (or held) covers this mail too
             self._in_flight.add(entry.session)
         threading.Thread(
-            target=self._submit_in_background, args=(entry.session,), daemon=True
+            target=self._submit_in_background, args=(role, entry.session, root), daemon=True
         ).start()
         return True
 
-    def _submit_in_background(self, session: str) -> None:
+    def _judged(self, role: str, root: str) -> None:
+        """Raise Held unless the judge finds `role`'s agent at its idle prompt."""
+        why = self.judge(root, role) if self.judge is not None else None
+        if why is not None:
+            raise Held(why)
+
+    def _submit_in_background(self, role: str, session: str, root: str) -> None:
+        held = ""
         try:
-            if not self.submit(session, WAKE_LINE):
+            while True:
+                try:
+                    self._judged(role, root)
+                    taken = self.submit(session, WAKE_LINE)
+                    break
+                except Held as exc:
+                    if str(exc) != held:
+                        held = str(exc)
+                        self.log.info("holding the wake-up of %s: its agent is %s", role, held)
+                if not self.tmux.has_session(session):
+                    return  # the role is gone: nobody to wake
+                time.sleep(HOLD_POLL)
+            if held:
+                self.log.info("woke %s, held until its agent was at its prompt", role)
+            if not taken:
                 self.log.warning("%s did not take the wake-up", session)
         except (SwarmforgeError, OSError, WakeFailed) as exc:
             self.log.warning("waking %s failed: %s", session, exc)
@@ -89,16 +138,34 @@ class TmuxWaker(Waker):
     def _changed(self, target: str, before: bytes) -> bool:
         return wait_until(lambda: self.tmux.screen(target) != before, TAKEN_WAIT, 0.05)
 
+    @staticmethod
+    def _no_dialog(lines: list[str]) -> None:
+        """Raise Held if the screen's `lines` show a question for a person."""
+        asked = prompt_line(lines)
+        if asked is not None:
+            raise Held(f"waiting: its screen shows: {asked.strip()}")
+
+    def _screen(self, target: str) -> bytes:
+        """The screen of `target` (to tell a change); raise Held if it shows a dialog."""
+        shown = self.tmux.screen(target)
+        self._no_dialog(shown.partition(b"\0")[0].decode(errors="replace").splitlines())
+        return shown
+
     def submit(self, session: str, text: str) -> bool:
-        """Paste `text` into `session` and press Enter; True once the screen shows it taken."""
+        """Paste `text` into `session` and press Enter; True once the screen shows it taken.
+
+        Raises Held, having typed nothing more, when the screen shows a dialog: before
+        the paste, or before any Enter (a dialog that opened after the paste)."""
         target = f"={session}:"
+        self._no_dialog(self.tmux.capture(target))
         self.tmux.paste(target, text, f"swarmforge-wake-{session}")
         time.sleep(PASTE_SETTLE)
-        before = self.tmux.screen(target)
+        before = self._screen(target)
         for _ in range(ENTER_TRIES):
             self.tmux.press(target, "Enter")
             if self._changed(target, before):
                 return True
+            self._screen(target)
         return False
 
 
@@ -138,9 +205,33 @@ def make(
 ) -> Waker:
     """The waker called `kind` (tmux, none or command)."""
     if kind == "tmux":
-        return TmuxWaker(project_socket(root), background=background, log=log)
+        judge = agent_judge(root)
+        return TmuxWaker(project_socket(root), background=background, log=log, judge=judge)
     if kind == "command":
         if not command:
             raise ValueError("the command waker needs a command")
         return CommandWaker(command)
     return Waker()
+
+
+def agent_judge(root: str) -> Judge:
+    """The judge of the project at `root`: its agents' state (agents/probe.py), with the
+    project's stall threshold. Evidence that cannot be read leaves the screen to decide."""
+    import psutil
+
+    from swarmforge.agents import probe
+    from swarmforge.config.alertsettings import StallSettings
+    from swarmforge.config.settings import load_settings
+
+    try:
+        stall_after = load_settings(root).stall.seconds
+    except (SwarmforgeError, OSError):
+        stall_after = StallSettings().seconds  # `up` refuses such settings; `status` says why
+
+    def judge(root: str, role: str) -> str | None:
+        try:
+            return probe.not_at_prompt(root, role, stall_after)
+        except (SwarmforgeError, OSError, psutil.Error):
+            return None
+
+    return judge

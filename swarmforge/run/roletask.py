@@ -71,9 +71,10 @@ def deliver(
     )
     copies.copy_to(handoff, name, entry.name, entry)
     if root is not None:
-        # A wake-up is a courtesy: headless roles watch their inbox themselves.
+        # A wake-up is a courtesy: headless roles watch their inbox themselves. It is held
+        # (in a thread of this process) until the agent is at its idle prompt.
         with contextlib.suppress(SwarmforgeError, notify.WakeFailed, OSError):
-            notify.make("tmux", root, background=False).wake(entry.name, entry, root)
+            notify.make("tmux", root).wake(entry.name, entry, root)
     return Mailbox(entry.path).path(Box.NEW, name)
 
 
