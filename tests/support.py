@@ -187,11 +187,14 @@ def run_cli(
     role: str | None = None,
     timeout: float = 120,
     stdin: str | None = None,
+    env_extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the `swarmforge` command with a minimal environment, as a user's shell would."""
+    """Run the `swarmforge` command with a minimal environment, as a user's shell would
+    (plus `env_extra`)."""
     env = {"PATH": f"{path_extra}{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"}
     if role is not None:
         env["SWARMFORGE_ROLE"] = role
+    env.update(env_extra or {})
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     return subprocess.run(
         [os.path.join(VENV_BIN, "swarmforge"), *args],

@@ -392,7 +392,10 @@ def test_a_handoff_to_claude_at_an_approval_dialog_approves_nothing_and_wakes_it
     sent = sf("send", "coder", "Mail while a person is asked.", cwd=repo)
     assert sent.returncode == 0, sent.stderr
     daemon_log = Path(Paths(str(repo)).log)
-    retry_until(lambda: "holding the wake-up of coder" in daemon_log.read_text())
+    try:
+        retry_until(lambda: "holding the wake-up of coder" in daemon_log.read_text())
+    except AssertionError:
+        raise AssertionError(f"{agent_state(repo, 'coder')}\n{daemon_log.read_text()}") from None
     # Held: ten seconds on, nothing was approved and the question still waits for a person.
     time.sleep(10)
     assert tool_results(live, "coder") == []
@@ -403,8 +406,15 @@ def test_a_handoff_to_claude_at_an_approval_dialog_approves_nothing_and_wakes_it
     assert woken(live, "coder") == []
     # A person answers; the command runs, the turn ends, and the held wake-up is typed.
     press(repo, "coder", "Enter")
-    retry_until(lambda: "asked" in git(repo, "log", "--format=%s", "-3"), timeout=30)
-    retry_until(lambda: len(woken(live, "coder")) == 1, timeout=30)
+    try:
+        retry_until(lambda: "asked" in git(repo, "log", "--format=%s", "-3"), timeout=30)
+        retry_until(lambda: len(woken(live, "coder")) == 1, timeout=30)
+    except AssertionError:
+        turns = [(e.new_turn, e.user_text[-80:]) for e in live.server.exchanges("coder")]
+        raise AssertionError(
+            f"{agent_state(repo, 'coder')}\n{daemon_log.read_text()}\n{turns}\n"
+            f"{screen_of(repo, 'coder')}"
+        ) from None
     assert "woke coder, held until its agent was at its prompt" in daemon_log.read_text()
 
 

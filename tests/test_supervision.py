@@ -138,6 +138,24 @@ def test_settings_errors_name_the_file_and_the_key_or_line() -> None:
     assert parsed.role("qa").allow_helpers is True
 
 
+def test_env_and_pass_env_take_variable_names_and_leave_swarmforge_s_own_alone() -> None:
+    for toml, said in (
+        (
+            b"[roles.coder]\nenv = { 'A-B' = '1' }\n",
+            r"roles\.coder\.env.*\"A-B\" is not a variable",
+        ),
+        (b"[roles.coder]\nenv = { PATH = '/x' }\n", "PATH is set by swarmforge"),
+        (b"[roles.coder]\nenv = { SWARMFORGE_ROLE = 'x' }\n", "SWARMFORGE_ROLE is set by"),
+        (b"[roles.coder]\npass_env = ['*']\n", r"roles\.coder\.pass_env.*prefix ending in \*"),
+        (b"[roles.coder]\npass_env = 'AWS_*'\n", r"roles\.coder\.pass_env"),
+    ):
+        with pytest.raises(CorruptFile, match=said):
+            parse_settings(toml, "s.toml")
+    parsed = parse_settings(b"[roles.coder]\nenv = { A = '1' }\npass_env = ['AWS_*', 'B']\n", "s")
+    assert parsed.role("coder").env == {"A": "1"}
+    assert parsed.role("coder").pass_env == ["AWS_*", "B"]
+
+
 def test_no_settings_file_means_the_defaults(tmp_path: Path) -> None:
     assert load_settings(str(tmp_path)).role("anyone").restart == "on-failure"
 
@@ -202,3 +220,33 @@ def test_up_refuses_a_worktree_role_whose_instructions_are_not_committed(
     finally:
         sf("down", cwd=repo)
     nothing_left(repo)
+
+
+def test_each_agent_gets_the_variables_its_own_cli_reads_and_no_other_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swarmforge.agents.environment import agent_env
+    from swarmforge.config.rolerecord import RoleRecord
+    from swarmforge.config.settings import RoleSettings
+
+    for name, value in {
+        "ANTHROPIC_API_KEY": "a",
+        "OPENAI_API_KEY": "o",
+        "GITHUB_TOKEN": "g",
+        "AWS_ACCESS_KEY_ID": "k",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    def env_of(agent: str, settings: RoleSettings | None = None) -> set[str]:
+        role = RoleRecord(
+            name="r", agent=agent, worktree="r", path=str(tmp_path), branch="b", port=4000
+        )
+        return set(agent_env(str(tmp_path), "run", role, settings or RoleSettings()))
+
+    secrets = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_ACCESS_KEY_ID"}
+    assert env_of("claude") & secrets == {"ANTHROPIC_API_KEY"}
+    assert env_of("codex") & secrets == {"OPENAI_API_KEY"}
+    assert env_of("copilot") & secrets == {"GITHUB_TOKEN"}
+    assert env_of("aider") & secrets == set()
+    given = RoleSettings(pass_env=["AWS_*"])
+    assert env_of("aider", given) & secrets == {"AWS_ACCESS_KEY_ID"}

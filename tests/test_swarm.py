@@ -142,6 +142,56 @@ def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: P
     nothing_left(repo)
 
 
+# What the shell that runs `up` holds and no agent was given.
+SECRETS = {"GITHUB_TOKEN": "ghp-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret", "MY_DB_URL": "pg"}
+
+
+@pytest.mark.parametrize("backend", ["tmux", "headless"])
+def test_an_agent_gets_only_the_environment_it_is_given(
+    repo: Path, tmp_path: Path, backend: str
+) -> None:
+    if backend == "tmux" and not HAS_TMUX:
+        pytest.skip("tmux is not installed")
+    tools = fake_agent(tmp_path / "tools", "fakeagent")
+    make_swarm(
+        repo,
+        "window coder fakeagent coder\n",
+        files={
+            "swarmforge/swarmforge.toml": (
+                "[roles.coder]\n"
+                'env = { GIVEN = "yes" }\n'
+                'pass_env = ["PASSED_*", "LANG"]\n'
+                "[bootstrap]\n"
+                'setup = ["env > ../setup-env.txt"]\n'
+            )
+        },
+        prompts={"coder": "Code.\n"},
+    )
+    given = {**SECRETS, "PASSED_ONE": "1", "LANG": "C.UTF-8", "TERM": "xterm"}
+    r = sf(
+        "up", "--backend", backend, "--stagger", "0",
+        cwd=repo, path_extra=f"{tools}:", env_extra=given,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    try:
+        record = sessionrecord.load(str(repo))
+        coder = record.role("coder") if record is not None else None
+        assert coder is not None
+        start = Path(coder.path) / "agent-start.json"
+        retry_until(start.exists)
+        env = json.loads(start.read_text())["env"]
+        assert not set(SECRETS) & set(env), "a secret of up's shell reached the agent"
+        assert env["GIVEN"] == "yes" and env["PASSED_ONE"] == "1" and env["LANG"] == "C.UTF-8"
+        assert env["HOME"] == "/nonexistent" and env["SWARMFORGE_ROLE"] == "coder"
+        assert env["PATH"].startswith(str(repo / ".swarmforge" / "bin"))
+        # The user's own setup command of a new worktree keeps the whole environment.
+        setup_env = (Path(coder.path).parent / "setup-env.txt").read_text()
+        assert "GITHUB_TOKEN=ghp-secret" in setup_env
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
 @pytest.mark.skipif(not HAS_TMUX, reason="tmux is not installed")
 def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_path: Path) -> None:
     tools = fake_agent(tmp_path / "tools", "fakeagent")

@@ -72,6 +72,9 @@ class Agent:
     trusts = False  # it keeps a trust and first-run file swarmforge can check and edit
     # What its screen's status line shows throughout a turn; () when it shows none known.
     working_markers: tuple[str, ...] = ()
+    # The variables its own CLI reads (names, or prefixes ending in `*`), passed on to it
+    # from the environment `up` runs in; see environment.py.
+    env_vars: tuple[str, ...] = ()
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 class Copilot(Agent):
     """GitHub's copilot: an interactive agent, its worktree and title on its command line."""
 
+    # It signs in with a GitHub token (COPILOT_GITHUB_TOKEN, else GH_TOKEN, else GITHUB_TOKEN).
+    env_vars = ("COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN")
+
     def __init__(self) -> None:
         super().__init__("copilot")
 

@@ -35,6 +35,8 @@ def grok_permission_mode(extra_args: Sequence[str]) -> str:
 class Grok(Agent):
     """grok: an interactive agent, its prompt given both as rules and as the first message."""
 
+    env_vars = ("GROK_*", "XAI_*")
+
     def __init__(self) -> None:
         super().__init__("grok")
 

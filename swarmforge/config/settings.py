@@ -36,6 +36,8 @@ role and for the whole swarm::
 
     [roles.cleaner]
     host = "box-b"           # the host that runs the role; default: the one running `up`
+    env = { RUST_LOG = "info" }   # set for the role's agent
+    pass_env = ["AWS_PROFILE", "AWS_*"]   # passed on from the environment `up` runs in
 
 The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -61,6 +64,20 @@ from swarmforge.records import parse_toml_model
 SETTINGS_FILE = os.path.join("swarmforge", "swarmforge.toml")
 
 Restart = Literal["never", "on-failure"]
+
+
+# What swarmforge sets for every role's processes: `env` may not change it.
+SWARMFORGE_SETS = frozenset({"PATH", "PORT"})
+VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def variable_name(name: str, *, pattern: bool) -> str:
+    """An environment variable's name (with `pattern`, also a prefix ending in `*`)."""
+    bare = name[:-1] if pattern and name.endswith("*") and len(name) > 1 else name
+    if VARIABLE.fullmatch(bare) is None:
+        also = ", or a prefix ending in *, such as AWS_*" if pattern else ""
+        raise ValueError(f"{json.dumps(name)} is not a variable name: write it like MY_VAR{also}")
+    return name
 
 
 def _host_name(value: str | None) -> str | None:
@@ -87,11 +104,30 @@ class RoleSettings(BaseModel):
     budget: BudgetSettings = BudgetSettings()
     bootstrap: BootstrapSettings | None = None  # only the keys given replace the project's
     host: str | None = None  # the host that runs the role; None: the one that runs `up`
+    # The agent gets an allowlisted environment (agents/environment.py), plus these.
+    env: dict[str, str] = {}
+    pass_env: list[str] = []  # names, or prefixes ending in `*`, taken from `up`'s environment
 
     @field_validator("host")
     @classmethod
     def _host(cls, value: str | None) -> str | None:
         return _host_name(value)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            variable_name(name, pattern=False)
+            if name in SWARMFORGE_SETS or name.startswith("SWARMFORGE_"):
+                raise ValueError(f"{name} is set by swarmforge for every role; it cannot be set")
+        return value
+
+    @field_validator("pass_env")
+    @classmethod
+    def _pass_env(cls, value: list[str]) -> list[str]:
+        for name in value:
+            variable_name(name, pattern=True)
+        return value
 
 
 class Settings(BaseModel):

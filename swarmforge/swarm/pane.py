@@ -19,6 +19,7 @@ import threading
 from types import FrameType
 
 from swarmforge.agents import lifecycle, probe
+from swarmforge.agents.environment import agent_env
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
@@ -51,9 +52,14 @@ class Supervisor:
             raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
-        self.env = rolerecord.role_env(root, record.run_id, role)
-        self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         settings = load_settings(root, config.names)
+        # The agent gets an allowlisted environment; swarmforge's own loop gets it whole.
+        self.env: dict[str, str] = (
+            rolerecord.role_env(root, record.run_id, role)
+            if rolecommand.runs_loop(root, config, role, "tmux")
+            else agent_env(root, record.run_id, role, settings.role(name))
+        )
+        self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         self.policy = settings.role(name).restart
         self.stall_after = settings.stall.seconds
         self.done = threading.Event()

@@ -113,12 +113,22 @@ def command(
     codex roles run it too, driving the agent's non-interactive mode once per item.
     """
     loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
-    if record.is_exec:
-        return loop
-    spec = config.role(record.name)
     path = env.get("PATH")
-    if (backend or run_backend(root)) == "headless" and commands.loops_headless(spec):
-        # A missing agent is reported when the role starts, not at its first item.
-        commands.require_executable(spec.agent, role=spec.name, path=path, cwd=record.path)
+    if runs_loop(root, config, record, backend):
+        if not record.is_exec:
+            # A missing agent is reported when the role starts, not at its first item.
+            spec = config.role(record.name)
+            commands.require_executable(spec.agent, role=spec.name, path=path, cwd=record.path)
         return loop
-    return commands.launch_argv(spec, launch(root, config, record), path=path)
+    return commands.launch_argv(config.role(record.name), launch(root, config, record), path=path)
+
+
+def runs_loop(
+    root: str, config: SwarmConfig, record: RoleRecord, backend: str | None = None
+) -> bool:
+    """True if role `record` runs swarmforge's per-item loop (which starts its agent or
+    command once per item), False if it runs its agent itself."""
+    if record.is_exec:
+        return True
+    spec = config.role(record.name)
+    return (backend or run_backend(root)) == "headless" and commands.loops_headless(spec)

@@ -27,6 +27,7 @@ class Claude(Agent):
     headless = True
     loops = True
     trusts = True
+    env_vars = ("ANTHROPIC_*", "CLAUDE_*")
 
     def __init__(self) -> None:
         super().__init__("claude")

@@ -27,6 +27,7 @@ class Codex(Agent):
     headless = True
     loops = True
     trusts = True
+    env_vars = ("OPENAI_*", "CODEX_*")
     # Its status line in the middle of a turn: "• Working (4s • esc to interrupt)"; only
     # with activity does it count as work, since a frozen screen keeps showing it.
     working_markers = ("esc to interrupt",)

@@ -8,8 +8,10 @@ import signal
 from types import FrameType
 
 from swarmforge import logfile
-from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.agents.environment import agent_env
+from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
+from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.swarm import placement
 from swarmforge.swarm.execrole.itemcommand import item_command
@@ -26,11 +28,12 @@ def serve_role(root: str, name: str) -> None:
     role = record.role(name) if record else None
     if record is None or role is None:
         raise SwarmforgeError(f"Role '{name}' is not part of a run in {root}.")
-    command = item_command(root, load_config(root), role)
+    config = load_config(root)
+    command = item_command(root, config, role)
     log = _logger(root, name)
     path = placement.log_file(root, name)
     output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    env = rolerecord.role_env(root, record.run_id, role)
+    env = agent_env(root, record.run_id, role, load_settings(root, config.names).role(name))
     loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
