@@ -30,9 +30,11 @@ from swarmforge.config.settings import parse_settings
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.wake import WAKE_LINE
 from swarmforge.errors import CorruptFile
+from swarmforge.swarm.session.down import down as swarm_down
+from swarmforge.swarm.session.up import up as swarm_up
 from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
-from tests.realagents import LiveSwarm, require_cli
+from tests.realagents import LiveSwarm, agents_path, require_cli
 from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -416,6 +418,33 @@ def test_a_handoff_to_claude_at_an_approval_dialog_approves_nothing_and_wakes_it
             f"{screen_of(repo, 'coder')}"
         ) from None
     assert "woke coder, held until its agent was at its prompt" in daemon_log.read_text()
+
+
+@pytest.mark.slow
+@needs_tmux
+def test_codex_at_its_login_menu_is_waiting_and_no_wake_up_chooses_for_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    require_cli("codex")
+    make_swarm(repo, "window cleaner codex cleaner\n", prompts={"cleaner": "Clean.\n"})
+    home = tmp_path / "home"  # never signed in
+    (home / ".codex").mkdir(parents=True)
+    path = agents_path() + os.environ.get("PATH", "/usr/bin:/bin")
+    env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "PATH": path}
+    swarm_up(str(repo), "tmux", stagger=0, role_env={"cleaner": env})
+    try:
+        wait_state(repo, "cleaner", "waiting", because="Sign in with ChatGPT")
+        sent = sf("send", "cleaner", "Mail for an agent nobody signed in.", cwd=repo)
+        assert sent.returncode == 0, sent.stderr
+        daemon_log = Path(Paths(str(repo)).log)
+        retry_until(lambda: "holding the wake-up of cleaner" in daemon_log.read_text())
+        time.sleep(3)
+        # Nothing was chosen: the menu still waits for a person.
+        assert "Sign in with ChatGPT" in screen_of(repo, "cleaner")
+        assert "new handoff mail" not in screen_of(repo, "cleaner")
+    finally:
+        swarm_down(str(repo))
+    nothing_left(repo)
 
 
 @pytest.mark.slow

@@ -144,7 +144,7 @@ def test_an_agent_settles_once_it_speaks_or_exits_after_its_start(tmp_path: Path
     assert pacer.agent_settled(root, "r1", "coder", since)
     lifecycle.started(root, "qa", "r1", 123, 0)
     assert not pacer.agent_settled(root, "r1", "qa", since)
-    lifecycle.exited(root, "qa", "r1", 3, [], None)
+    lifecycle.exited(root, "qa", "r1", 3, [], "never", 5)
     assert pacer.agent_settled(root, "r1", "qa", since)
     assert not pacer.agent_settled(root, "r2", "qa", since)  # another run's record
 

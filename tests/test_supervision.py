@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,39 @@ def test_restart_never_leaves_an_exited_agent_down(repo: Path) -> None:
         shown = sf("status", cwd=repo).stdout
         assert "exited 3 at" in shown and "not restarted" in shown and "about to fail" in shown
         assert (repo / "lives").read_text() == "1\n"
+    finally:
+        sf("down", cwd=repo)
+    nothing_left(repo)
+
+
+# Cannot start: says why and exits at once, every time.
+QUITTER = """#!/bin/sh
+n=$(cat lives 2>/dev/null || echo 0); echo $((n + 1)) > lives
+echo "cannot reach the model"
+exit 1
+"""
+
+
+def test_an_agent_that_cannot_start_is_left_down_after_its_quick_exits(repo: Path) -> None:
+    make_swarm(repo, "window coder ./agent.sh master\n", {"agent.sh": QUITTER})
+    (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.coder]\ngive_up_after = 3\n")
+    assert sf("up", "--stagger", "0", cwd=repo).returncode == 0
+    try:
+
+        def state() -> dict[str, object]:
+            shown: dict[str, object] = _status(repo)["roles"][0]["agent_state"]  # type: ignore[index]
+            return shown
+
+        retry_until(lambda: "3 times in a row" in str(state().get("reason")), timeout=30)
+        assert state()["state"] == "exited"
+        assert str(state()["reason"]).endswith("its screen last showed: cannot reach the model")
+        time.sleep(3)  # longer than the next restart's pause would be
+        assert (repo / "lives").read_text() == "3\n"
+        assert _process(repo)["restart_at"] is None
+        # `up` starts it again.
+        assert sf("up", "--stagger", "0", cwd=repo).returncode == 0
+        retry_until(lambda: (repo / "lives").read_text() == "4\n")
     finally:
         sf("down", cwd=repo)
     nothing_left(repo)

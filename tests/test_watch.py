@@ -124,7 +124,7 @@ def test_a_change_shows_without_waiting_for_the_safety_read(project: Project) ->
             in_hand(project, "coder", "please fix the parser\n")
             await until(pilot, lambda: cells(app, "coder")[5].endswith(".handoff"))
             # An agent's process exits: its start and exit record, and an event.
-            lifecycle.exited(root, "qa", "r1", 3, ["bye"], None)
+            lifecycle.exited(root, "qa", "r1", 3, ["bye"], "never", 5)
             await until(pilot, lambda: cells(app, "qa")[1] == "exited")
             # A commit in a role's worktree, then an edit in another's.
             project.commit("coder")

@@ -28,6 +28,7 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, items_in
 from swarmforge.layout import LOGS_DIR
 from swarmforge.proc import liveness
+from swarmforge.text import shown
 from swarmforge.tmux.server import project_socket
 
 REPORT_WINDOW = 64 * 1024  # the bytes at the end of a pane log searched for a status report
@@ -161,6 +162,15 @@ class Sample:
     report: Report | None
 
 
+def _gave_up(life: AgentLife | None) -> str | None:
+    """Why an exited agent is left down, and the last line its screen showed; None if it is
+    not."""
+    if life is None or life.state != "exited" or life.gave_up is None:
+        return None
+    said = f"; its screen last showed: {shown(life.tail[-1].strip())}" if life.tail else ""
+    return life.gave_up + said
+
+
 def sample_of(
     root: str,
     record: SessionRecord,
@@ -179,6 +189,7 @@ def sample_of(
         life="none" if life is None else life.state,
         alive=liveness.is_alive(pid),
         exit_code=life.exit_code if life is not None and life.state == "exited" else None,
+        gave_up=_gave_up(life),
         started_at=_epoch(life.started_at) if life is not None else None,
         hint=read_hint(root, role.name),
         report=report.hint() if report is not None else None,

@@ -19,10 +19,13 @@ from swarmforge.config.settings import Restart
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import AGENTS_DIR
 from swarmforge.records import read_json_model
-from swarmforge.times import stamp
+from swarmforge.times import parse, stamp
 
 MAX_BACKOFF = 30.0
 TAIL_LINES = 20
+# An exit this soon after its start is a quick one: the agent could not start (no login,
+# no network, a bad flag). `give_up_after` quick exits in a row leave it down.
+QUICK_EXIT = 10.0
 
 
 class AgentLife(BaseModel):
@@ -40,6 +43,8 @@ class AgentLife(BaseModel):
     exited_at: str | None = None
     restart_at: str | None = None  # when an exited agent starts again; None: it will not
     tail: list[str] = []
+    quick_exits: int = 0  # exits in a row, each within QUICK_EXIT seconds of its start
+    gave_up: str | None = None  # why it is left down after as many quick exits
 
 
 def life_path(root: str, role: str) -> str:
@@ -77,6 +82,7 @@ def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:
             exit_code=before.exit_code if before else None,
             exited_at=before.exited_at if before else None,
             tail=before.tail if before else [],
+            quick_exits=before.quick_exits if before else 0,
         ),
     )
     fields = {"role": role, "run_id": run_id, "pid": pid, "restarts": restarts}
@@ -84,10 +90,32 @@ def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:
 
 
 def exited(
-    root: str, role: str, run_id: str, code: int, tail: list[str], pause: float | None
-) -> None:
-    """Record that `role`'s process exited with `code`; `pause`: seconds to its restart."""
+    root: str,
+    role: str,
+    run_id: str,
+    code: int,
+    tail: list[str],
+    policy: Restart,
+    give_up_after: int,
+) -> float | None:
+    """Record that `role`'s process exited with `code`, and decide its restart: seconds to
+    wait before it, or None to leave it down (its policy, or `give_up_after` quick exits
+    in a row, each within QUICK_EXIT seconds of its start)."""
     before = load(root, role, run_id)
+    now = time.time()
+    started_at = before.started_at if before else stamp()
+    restarts = before.restarts if before else 0
+    quick = before is not None and now - parse(started_at) < QUICK_EXIT
+    quick_exits = (before.quick_exits if before else 0) + 1 if quick else 0
+    pause = restart_pause(policy, code, restarts)
+    gave_up = None
+    if pause is not None and quick_exits >= give_up_after:
+        pause = None
+        gave_up = (
+            f"it exited {quick_exits} times in a row within {QUICK_EXIT:.0f} s of starting; "
+            "not restarted until `swarmforge up`"
+        )
+    kept = [line.rstrip() for line in tail if line.strip()][-TAIL_LINES:]
     _save(
         root,
         AgentLife(
@@ -95,12 +123,14 @@ def exited(
             run_id=run_id,
             state="exited",
             pid=before.pid if before else None,
-            started_at=before.started_at if before else stamp(),
-            restarts=before.restarts if before else 0,
+            started_at=started_at,
+            restarts=restarts,
             exit_code=code,
             exited_at=stamp(),
-            restart_at=None if pause is None else stamp(time.time() + pause),
-            tail=[line.rstrip() for line in tail if line.strip()][-TAIL_LINES:],
+            restart_at=None if pause is None else stamp(now + pause),
+            tail=kept,
+            quick_exits=quick_exits,
+            gave_up=gave_up,
         ),
     )
     ended: list[tuple[str, dict[str, object]]] = [
@@ -109,6 +139,7 @@ def exited(
     if pause is not None:
         ended.append(("agent-restarting", {"role": role, "run_id": run_id, "after": pause}))
     events.EventLog(root).emit_many(ended)
+    return pause
 
 
 def restart_pause(policy: Restart, code: int, restarts: int) -> float | None:

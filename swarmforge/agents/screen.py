@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 SCREEN_LINES = 25
-# What an approval prompt, question or dialog shows, in claude's and codex's words.
+# What an approval prompt, question or dialog shows, in claude's and codex's words: the
+# approvals, the trust questions, and the login and first-run screens (an agent there
+# waits for a person as much as at an approval).
 PROMPTS = (
     "Do you want to",
     "Would you like to",
     "Do you trust",
+    "Yes, I trust this folder",  # claude's trust question
     "Press enter to confirm",
     "Allow command?",
     "[y/N]",
     "[Y/n]",
     "(y/n)",
+    "Select login method",  # claude's login
+    "Choose the text style",  # claude's first-run theme
+    "Sign in with ChatGPT",  # codex's login
+    "Paste or type your API key",
+    "Hooks need review",  # codex's question before it runs new hooks
 )
 
 

@@ -47,6 +47,8 @@ class Evidence:
     life: Literal["none", "running", "exited"]  # the lifecycle record
     alive: bool  # its process runs
     exit_code: int | None = None
+    # Why an exited agent is left down after its quick exits, with its screen's last line.
+    gave_up: str | None = None
     started_at: float | None = None
     hint: Hint | None = None  # the last word of its callbacks (hints.py)
     report: Hint | None = None  # the last status report on its terminal, when first seen
@@ -70,7 +72,7 @@ class Verdict:
 def combine(ev: Evidence, now: float, stall_after: float) -> Verdict:
     """The state that the evidence `ev` shows at `now`; pure, so tests build the evidence."""
     if ev.life == "exited" or (ev.life == "running" and not ev.alive):
-        return Verdict("exited", "its process has exited", ev.exit_code)
+        return Verdict("exited", ev.gave_up or "its process has exited", ev.exit_code)
     if ev.life == "none":
         return Verdict("starting", "no start of its agent is recorded yet")
     hint = said(ev)

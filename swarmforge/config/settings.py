@@ -5,6 +5,7 @@ role and for the whole swarm::
 
     [roles.coder]
     restart = "on-failure"   # restart an agent that exits with an error (with backoff), or "never"
+    give_up_after = 5        # ... but not after this many exits in a row within seconds of starting
     allow_helpers = true     # claude: the swarm's helper scripts run without an approval prompt
 
     [roles.coder.budget]
@@ -51,9 +52,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from swarmforge.config.alertsettings import BudgetSettings, NotifySettings, StallSettings
 from swarmforge.config.startsettings import BootstrapSettings, StartSettings
@@ -100,6 +101,8 @@ class RoleSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     restart: Restart = "on-failure"
+    # Exits in a row, each within seconds of its start, after which it is left down.
+    give_up_after: Annotated[int, Field(ge=1)] = 5
     allow_helpers: bool = True
     budget: BudgetSettings = BudgetSettings()
     bootstrap: BootstrapSettings | None = None  # only the keys given replace the project's

@@ -61,6 +61,7 @@ class Supervisor:
         )
         self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         self.policy = settings.role(name).restart
+        self.give_up_after = settings.role(name).give_up_after
         self.stall_after = settings.stall.seconds
         self.done = threading.Event()
         self.child: popen.Started | None = None
@@ -114,9 +115,10 @@ class Supervisor:
             code = self._run_once(restarts)
             if self.stopping:
                 return code
-            pause = lifecycle.restart_pause(self.policy, code, restarts)
             tail = _screen_tail(self.root)
-            lifecycle.exited(self.root, self.name, self.run_id, code, tail, pause)
+            pause = lifecycle.exited(
+                self.root, self.name, self.run_id, code, tail, self.policy, self.give_up_after
+            )
             self._refresh()
             if pause is None:
                 return code

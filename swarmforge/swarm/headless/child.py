@@ -19,8 +19,10 @@ class Child:
         log: str,
         policy: Restart,
         agent: bool = True,
+        give_up_after: int = 5,
     ) -> None:
         self.argv, self.cwd, self.env, self.log, self.policy = argv, cwd, env, log, policy
+        self.give_up_after = give_up_after  # quick exits in a row that leave it down
         self.agent = agent  # an agent's starts are paced (ramp.py); an exec role's are not
         self.proc: popen.Started | None = None
         self.restarts = 0

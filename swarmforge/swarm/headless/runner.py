@@ -51,6 +51,7 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
             placement.log_file(root, role.name),
             settings.role(role.name).restart,
             agent=not role.is_exec,
+            give_up_after=settings.role(role.name).give_up_after,
         )
     return record.run_id, out, settings
 

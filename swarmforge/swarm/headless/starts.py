@@ -57,10 +57,11 @@ def restart_exited(
             continue
         if child.next_start == 0.0:
             code = shell_status(child.proc.returncode)
-            pause = lifecycle.restart_pause(child.policy, code, child.restarts)
-            lifecycle.exited(root, name, run_id, code, child.tail(), pause)
+            pause = lifecycle.exited(
+                root, name, run_id, code, child.tail(), child.policy, child.give_up_after
+            )
             if pause is None:
-                log.warning("%s exited %s; not restarted (restart = %s)", name, code, child.policy)
+                log.warning("%s exited %s; not restarted", name, code)
                 child.finished = True
                 continue
             log.warning("%s exited %s; restarting in %.0f s", name, code, pause)
