@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything swarmforge and its tests need on a Debian machine:
-# git, tmux, python3-venv, node, npm and chromium from apt (when missing), the package with its test
+# git, tmux, python3-venv, node, npm, chromium, bubblewrap and socat from apt (when missing), the package with its test
 # extras in a virtual environment at .venv/, and the claude and codex CLIs at pinned
 # versions in .venv/agents/ (linked into .venv/bin/), which the tests drive offline.
 # One line per step; the tools' own output is kept quiet.
@@ -12,6 +12,9 @@ for tool in git tmux npm; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+# The agents' own sandboxes: bubblewrap (codex and claude) and socat (claude's).
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
 # The browser the cockpit's tests drive through Playwright: Debian's, not a download.
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # Debian's own python3 makes virtual environments only with python3-venv installed.
@@ -23,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 else
-    step "apt packages: git, tmux, node, npm, chromium and python3-venv are already installed"
+    step "apt packages: git, tmux, node, npm, chromium, bubblewrap, socat and python3-venv are already installed"
 fi
 step "virtual environment: .venv/"
 python3 -m venv .venv

@@ -58,7 +58,11 @@ class LiveSwarm:
             return Reply(command=self.first.pop(0))
         return Reply(text="Ready.")
 
-    def up(self, keep_codex_daemon: bool = False) -> sessionrecord.SessionRecord:
+    def up(
+        self, keep_codex_daemon: bool = False, path: str | None = None
+    ) -> sessionrecord.SessionRecord:
+        """Start the swarm; `path`: the agents' PATH after the CLIs' directories (default:
+        ours)."""
         self.server.start()
         env = {}
         config = load_config(str(self.repo))
@@ -67,7 +71,9 @@ class LiveSwarm:
             env[role.name] = agent_env(
                 role.agent, str(home), str(self.repo), self.server.base_url(role.name)
             )
-            env[role.name]["PATH"] = agents_path() + os.environ.get("PATH", "/usr/bin:/bin")
+            env[role.name]["PATH"] = agents_path() + (
+                path or os.environ.get("PATH", "/usr/bin:/bin")
+            )
             if keep_codex_daemon:
                 toml = home / ".codex" / "config.toml"
                 settings = tomllib.loads(toml.read_text())

@@ -12,6 +12,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from swarmforge import eventread, events
@@ -34,7 +35,7 @@ from swarmforge.swarm.session.down import down as swarm_down
 from swarmforge.swarm.session.up import up as swarm_up
 from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
-from tests.realagents import LiveSwarm, agents_path, require_cli
+from tests.realagents import LiveSwarm, agents_path, require_cli, unavailable
 from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -447,6 +448,63 @@ def test_codex_at_its_login_menu_is_waiting_and_no_wake_up_chooses_for_it(
     nothing_left(repo)
 
 
+def without_bwrap(directory: Path) -> str:
+    """A PATH with every program of /usr/bin and /bin but bubblewrap, as on a machine
+    without it."""
+    directory.mkdir()
+    for source in ("/usr/bin", "/bin"):
+        for name in os.listdir(source):
+            link = directory / name
+            if name != "bwrap" and not link.exists():
+                link.symlink_to(os.path.join(source, name))
+    return str(directory)
+
+
+def codex_argvs(worktree: str) -> list[list[str]]:
+    """The command lines of the codex processes working in `worktree`."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        argv = process.info["cmdline"] or []
+        if argv and os.path.basename(argv[0]) == "codex" and worktree in argv:
+            found.append(argv)
+    return found
+
+
+@pytest.mark.slow
+@needs_tmux
+@pytest.mark.parametrize("bwrap", [True, False], ids=["system-bwrap", "no-bwrap"])
+def test_codex_commits_in_its_worktree_in_its_sandbox_and_writes_nothing_outside(
+    repo: Path, live: LiveSwarm, tmp_path: Path, bwrap: bool
+) -> None:
+    if bwrap and shutil.which("bwrap") is None:
+        unavailable("bubblewrap is not installed (./setup.sh installs it)")
+    make_swarm(repo, CODEX, prompts={"cleaner": "Clean.\n"})
+    outside = [repo / "escaped.txt", tmp_path / "home-escape.txt"]
+    live.first = [
+        "git -c user.name=c -c user.email=c@example.com commit -q --allow-empty -m boxed; "
+        + "ready_for_next.sh; echo ready=$?; "
+        + "printf 'type: note\\nto: cleaner\\npriority: 50\\nmessage: hi\\n' > d; "
+        + "swarm_handoff.sh d; echo handoff=$?; "
+        + "; ".join(f"echo x > {path}" for path in outside)
+        + "; echo finished"
+    ]
+    record = live.up(path=None if bwrap else without_bwrap(tmp_path / "nobwrap"))
+    cleaner = record.role("cleaner")
+    assert cleaner is not None
+    retry_until(lambda: len(tool_results(live, "cleaner")) == 1, timeout=60)
+    said = tool_results(live, "cleaner")[0]
+    assert "finished" in said and "execvp" not in said, said
+    assert "NO_TASK\nready=0" in said and "handoff=0" in said, said  # the helpers work
+    assert git(Path(cleaner.path), "log", "--format=%s", "-1") == "boxed"
+    assert "Read-only file system" in said
+    assert not any(path.exists() for path in outside), said
+    argvs = codex_argvs(cleaner.path)
+    assert argvs, "no codex process found"
+    for argv in argvs:
+        assert "--dangerously-bypass-approvals-and-sandbox" not in argv
+        assert argv[argv.index("--sandbox") + 1] == "workspace-write"
+
+
 @pytest.mark.slow
 @needs_tmux
 def test_a_crashed_claude_is_exited_with_its_code(repo: Path, live: LiveSwarm) -> None:
@@ -566,7 +624,9 @@ def test_codex_at_its_approval_dialog_is_waiting(
     rules = tmp_path / "homes" / "cleaner" / ".codex" / "rules"
     rules.mkdir(parents=True)
     (rules / "swarm.rules").write_text(CODEX_ASKS)
-    make_swarm(repo, CODEX if hooked else CODEX_UNHOOKED, prompts={"cleaner": "Clean.\n"})
+    # The swarm runs codex without approval prompts; this role asks for them itself.
+    conf = (CODEX if hooked else CODEX_UNHOOKED).rstrip("\n") + " --ask-for-approval on-request\n"
+    make_swarm(repo, conf, prompts={"cleaner": "Clean.\n"})
     live.first = ["rm -rf scratch"]
     live.up()
     shown = wait_state(repo, "cleaner", "waiting", because="screen")

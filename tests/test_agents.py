@@ -14,6 +14,7 @@ from swarmforge.agents.agent import HEADLESS_NOTE, MAX_PROMPT_ARG, Launch
 from swarmforge.agents.claude.command import claude_settings, helper_settings
 from swarmforge.agents.claude.hooks import CLAUDE_HOOKS
 from swarmforge.agents.codex.command import CODEX_REPORTS
+from swarmforge.agents.codex.sandbox import sandbox_args
 from swarmforge.agents.commands import agent_argv, launch_argv, role_argv
 from swarmforge.agents.execagent import exec_argv
 from swarmforge.config.conf import parse_config
@@ -75,14 +76,22 @@ def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
 
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
     shell = ["-c", "allow_login_shell=false", *CODEX_REPORTS]
+    box = sandbox_args(TREE, "", [], interactive=True)
+    assert box[:2] == ["--sandbox", "workspace-write"] and box[-2:] == [
+        "--ask-for-approval",
+        "never",
+    ]
+    assert "sandbox_workspace_write.exclude_slash_tmp=true" in box
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",
         TREE,
         *shell,
+        *box,
         "--",
         TEXT,
     ]
+    # Its own choice of sandbox and approvals (here --full-auto) is kept, and nothing added.
     argv = agent_argv(role("window coder codex coder batch --full-auto -m o3"), NO_HELPERS)
     assert argv == ["codex", "-C", TREE, *shell, "--full-auto", "-m", "o3", "--", TEXT]
 
@@ -165,6 +174,7 @@ def test_argv_is_a_list_whose_items_are_never_reparsed() -> None:
         "-c",
         "allow_login_shell=false",
         *CODEX_REPORTS,
+        *sandbox_args(TREE, "", [], interactive=True),
         "--note",
         "a; rm -rf / #",
         "--",
@@ -259,11 +269,13 @@ def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> Non
         TREE,
         "-c",
         "allow_login_shell=false",
+        *sandbox_args(TREE, "", ["-m", "o3"], interactive=False),  # `exec` never asks
         "-m",
         "o3",
         "--",
         PROMPT,
     ]
+    assert "--ask-for-approval" not in invocation.argv
     assert invocation.stdin == b""
 
 

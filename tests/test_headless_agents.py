@@ -16,6 +16,8 @@ import pytest
 from swarmforge.agents.agent import Invocation, Launch, headless_prompt
 from swarmforge.agents.claude.command import claude_settings
 from swarmforge.agents.codex.command import CODEX_REPORTS
+from swarmforge.agents.codex.sandbox import sandbox_args
+from swarmforge.agents.environment import temp_dir
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -84,18 +86,23 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
     assert coder[coder.index("--settings") + 1] == claude_settings(True)
     assert coder[-1] == prompts.instruction_text("coder")
     fixer = swarm.command("fixer", "tmux")
+    fixer_path = swarm.records["fixer"].path
     assert fixer == [
         "codex",
         "-C",
-        swarm.records["fixer"].path,
+        fixer_path,
         "-c",
         "allow_login_shell=false",
         *CODEX_REPORTS,
+        *sandbox_args(fixer_path, temp_dir(swarm.root, "fixer"), ["-m", "o3"], interactive=True),
         "-m",
         "o3",
         "--",
         prompts.instruction_text("fixer"),
     ]
+    # In its sandbox, without approval prompts, never with a bypass.
+    assert fixer[fixer.index("--sandbox") + 1] == "workspace-write"
+    assert fixer[fixer.index("--ask-for-approval") + 1] == "never"
     assert swarm.command("tests", "tmux") == swarm.loop("tests")
 
 

@@ -40,6 +40,8 @@ class Launch:
     prompt_file: str
     prompt_text: str
     allow_helpers: bool = True
+    sandbox: bool = True  # run in the agent's own sandbox, fitted to the worktree
+    temp_dir: str = ""  # its own temporary directory (its TMPDIR), writable in the sandbox
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,11 @@ class Agent:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+    def prepare(self, helpers_dir: str, path: str | None) -> None:
+        """Put what the agent needs on its PATH into `helpers_dir` (the swarm's helper
+        scripts' directory, first on every role's PATH), finding it on `path`; by default
+        nothing."""
 
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         """The argv that starts the agent of `role`."""

@@ -10,7 +10,8 @@ when its role is given it. An agent gets:
   `CLAUDE_*`, codex's `OPENAI_*` and `CODEX_*`, ...);
 - what its role's table of swarmforge.toml passes on (`pass_env`) or sets (`env`);
 - what swarmforge sets for the role (`role_vars`: its name, port, run tags, the helpers
-  on PATH) and what `up`'s caller gave the role.
+  on PATH), its own temporary directory as TMPDIR (`.swarmforge/tmp/<role>`, writable in
+  its sandbox where /tmp is not), and what `up`'s caller gave the role.
 
 The bootstrap `setup` commands of a new worktree are the user's own and keep the whole
 environment (`rolerecord.role_env`).
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from swarmforge.agents.registry import agent
 from swarmforge.config.rolerecord import RoleRecord, role_vars
 from swarmforge.config.settings import RoleSettings
+from swarmforge.layout import TEMP_DIR
 from swarmforge.proc import policy
 
 # What any program in a terminal needs, and nothing that grants anything.
@@ -71,11 +73,17 @@ def allowed(environ: Mapping[str, str], patterns: Iterable[str]) -> dict[str, st
     return {name: value for name, value in environ.items() if matches(name, kept)}
 
 
+def temp_dir(root: str, role: str) -> str:
+    """The temporary directory of `role`'s agent (its TMPDIR; `agent_env` makes it)."""
+    return os.path.join(root, TEMP_DIR, role)
+
+
 def agent_env(
     root: str, run_id: str, role: RoleRecord, settings: RoleSettings
 ) -> policy.Environment:
     """The environment of `role`'s agent (and of an exec role's commands)."""
     patterns = (*BASE, *agent(role.agent).env_vars, *settings.pass_env)
-    return policy.environment(
-        allowed(os.environ, patterns), {**settings.env, **role_vars(root, run_id, role)}
-    )
+    temp = temp_dir(root, role.name)
+    os.makedirs(temp, exist_ok=True)
+    own = {"TMPDIR": temp, **settings.env, **role_vars(root, run_id, role)}
+    return policy.environment(allowed(os.environ, patterns), own)

@@ -104,6 +104,7 @@ class RoleSettings(BaseModel):
     # Exits in a row, each within seconds of its start, after which it is left down.
     give_up_after: Annotated[int, Field(ge=1)] = 5
     allow_helpers: bool = True
+    sandbox: bool = True  # the agent runs in its own sandbox, fitted to its worktree
     budget: BudgetSettings = BudgetSettings()
     bootstrap: BootstrapSettings | None = None  # only the keys given replace the project's
     host: str | None = None  # the host that runs the role; None: the one that runs `up`

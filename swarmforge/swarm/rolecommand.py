@@ -8,6 +8,8 @@ import sys
 from swarmforge import filewrite
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
+from swarmforge.agents.environment import temp_dir
+from swarmforge.agents.registry import agent
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import role_prompt_path
 from swarmforge.config.rolerecord import RoleRecord
@@ -15,6 +17,7 @@ from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
 from swarmforge.config.settings import load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import run as run_git
+from swarmforge.layout import BIN_DIR
 from swarmforge.swarm import placement
 
 
@@ -90,6 +93,8 @@ def launch(root: str, config: SwarmConfig, record: RoleRecord) -> Launch:
         prompts.instruction_path(root, record.name),
         prompts.instruction_text(record.name),
         allow_helpers=settings.allow_helpers,
+        sandbox=settings.sandbox,
+        temp_dir=temp_dir(root, record.name),
     )
 
 
@@ -114,6 +119,8 @@ def command(
     """
     loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
     path = env.get("PATH")
+    if not record.is_exec:
+        agent(record.agent).prepare(os.path.join(root, BIN_DIR), path)
     if runs_loop(root, config, record, backend):
         if not record.is_exec:
             # A missing agent is reported when the role starts, not at its first item.

@@ -35,6 +35,11 @@ class Codex(Agent):
     def __init__(self) -> None:
         super().__init__("codex")
 
+    def prepare(self, helpers_dir: str, path: str | None) -> None:
+        from swarmforge.agents.codex.sandbox import link_helper
+
+        link_helper(helpers_dir, path)
+
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         return command.interactive_argv(role, launch)
 

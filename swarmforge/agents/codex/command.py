@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.hooks import state_hook_args
+from swarmforge.agents.codex.sandbox import sandbox_args
 
 if TYPE_CHECKING:
     from swarmforge.config.roster import RoleSpec
@@ -34,6 +35,15 @@ CODEX_REPORTS = (
 )
 
 
+def _sandbox(role: RoleSpec, launch: Launch, *, interactive: bool) -> list[str]:
+    """codex's sandbox options for `role` (none when it opts out with `sandbox = false`)."""
+    if not launch.sandbox:
+        return []
+    return sandbox_args(
+        launch.worktree_path, launch.temp_dir, role.extra_args, interactive=interactive
+    )
+
+
 def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
     """The argv of an interactive codex for `role`."""
     return [
@@ -42,6 +52,7 @@ def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
         launch.worktree_path,
         *CODEX_SHELL,
         *CODEX_REPORTS,
+        *_sandbox(role, launch, interactive=True),
         *role.extra_args,
         "--",
         launch.prompt_text,
@@ -56,6 +67,7 @@ def headless_argv(role: RoleSpec, launch: Launch, prompt: str | None) -> list[st
         "-C",
         launch.worktree_path,
         *CODEX_SHELL,
+        *_sandbox(role, launch, interactive=False),
         *role.extra_args,
         "--",
         "-" if prompt is None else prompt,
