@@ -209,6 +209,8 @@ def test_an_agent_that_can_no_longer_start_is_shown_with_exit_127(repo: Path) ->
         repo, "window coder ./agent.sh master\n", {"agent.sh": "#!/bin/sh\nrm agent.sh\nexit 3\n"}
     )
     (repo / "swarmforge" / "roles" / "coder.prompt").write_text("Code.\n")
+    # Restarted however often it fails at once (a loaded machine may look late).
+    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.coder]\ngive_up_after = 1000\n")
     assert sf("up", "--stagger", "0", cwd=repo).returncode == 0
     try:
         retry_until(lambda: _process(repo).get("exit_code") == 127, timeout=20)
