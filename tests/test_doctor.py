@@ -81,6 +81,33 @@ def test_a_fresh_project_with_its_agents_on_path_is_ok(repo: Path, agents: Path)
         assert any(x.split()[:2] == ["ok", name] for x in lines), name
 
 
+def test_codex_roles_outside_their_sandbox_are_warned_of_every_time(
+    repo: Path, agents: Path
+) -> None:
+    init(repo)
+    set_conf(
+        repo,
+        "window coder codex master\n"
+        "window cleaner codex cleaner --dangerously-bypass-approvals-and-sandbox\n"
+        "window reviewer codex reviewer\n"
+        "window tester codex tester\n",
+    )
+    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.reviewer]\nsandbox = false\n")
+    home = seeded(repo.parent, repo)
+    for _ in range(2):
+        r = sf("doctor", "--json", cwd=repo, first_on_path=agents, home=home)
+        found = checks(r)
+        assert found["role cleaner sandbox"]["status"] == "warn"
+        assert (
+            "--dangerously-bypass-approvals-and-sandbox" in found["role cleaner sandbox"]["detail"]
+        )
+        assert found["role reviewer sandbox"]["detail"] == (
+            "runs outside codex's sandbox (sandbox = false)"
+        )
+        assert "main checkout" in found["role coder sandbox"]["detail"]
+        assert "role tester sandbox" not in found  # in its worktree and its sandbox: nothing
+
+
 def test_a_missing_agent_fails_naming_its_role(repo: Path, agents: Path) -> None:
     init(repo)
     set_conf(repo, "window coder codex master\nwindow cleaner sf-absent-agent cleaner batch\n")

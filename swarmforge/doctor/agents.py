@@ -6,9 +6,11 @@ import os
 from collections.abc import Mapping
 
 from swarmforge.agents import trust
+from swarmforge.agents.codex.sandbox import BYPASS
 from swarmforge.agents.commands import find_executable
 from swarmforge.agents.homes import trust_key
-from swarmforge.config.roster import RoleSpec
+from swarmforge.config.roster import RoleSpec, SwarmConfig
+from swarmforge.config.settings import SETTINGS_FILE, load_settings
 from swarmforge.doctor.check import Check
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import CONFIG_FILE
@@ -49,3 +51,27 @@ def check_agent_start(root: str, agent: str, env: Mapping[str, str]) -> Check:
         detail = f"would not start unattended: {'; '.join(b.problem for b in found)}"
         return Check(agent, "FAIL", detail, f"run {' then '.join(fixes)}")
     return Check(agent, "ok", f"starts unattended in {trust_key(root)}")
+
+
+def check_sandboxes(root: str, config: SwarmConfig) -> list[Check]:
+    """A warning for each codex role that runs outside its sandbox, or cannot commit in it."""
+    try:
+        settings = load_settings(root, config.names)
+    except SwarmforgeError:
+        return []  # the settings' own error is said where they are checked
+    found = []
+    for role in config.roles:
+        if role.agent != "codex":
+            continue
+        name = f"role {role.name} sandbox"
+        fix = f"remove it from [roles.{role.name}] in {SETTINGS_FILE}"
+        bypass = [arg for arg in role.extra_args if arg.split("=", 1)[0] in BYPASS]
+        if not settings.role(role.name).sandbox:
+            found.append(Check(name, "warn", "runs outside codex's sandbox (sandbox = false)", fix))
+        elif bypass:
+            detail = f"runs outside codex's sandbox ({bypass[0]} in {CONFIG_FILE})"
+            found.append(Check(name, "warn", detail, f"remove {bypass[0]} from its line"))
+        elif role.in_main_checkout:
+            detail = "works in the main checkout, whose .git stays read-only in its sandbox"
+            found.append(Check(name, "warn", detail, "give it a worktree if it commits"))
+    return found

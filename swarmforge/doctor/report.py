@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from swarmforge.agents import trust
-from swarmforge.doctor.agents import check_agent, check_agent_start
+from swarmforge.doctor.agents import check_agent, check_agent_start, check_sandboxes
 from swarmforge.doctor.check import Check
 from swarmforge.doctor.multihost import host_checks
 from swarmforge.doctor.projectfiles import check_config, check_prompts
@@ -51,6 +51,7 @@ def run_checks(
         ]
         seen = os.environ if env is None else env
         checks += [check_agent_start(root, a, seen) for a in trust.agents_used(config)]
+        checks += check_sandboxes(root, config)
         checks.append(check_prompts(root, config))
     checks += [check_repository(root), check_tracked_state(root)]
     checks += [check_daemon(root), *check_run(root), check_ports(root)]
