@@ -21,6 +21,7 @@ from swarmforge.agents.screen import prompt_line
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy, spawn
 from swarmforge.roletable import RoleEntry
+from swarmforge.text import shown
 from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.waiting import wait_until
 
@@ -120,8 +121,10 @@ class TmuxWaker(Waker):
                     break
                 except Held as exc:
                     if str(exc) != held:
-                        held = str(exc)
-                        self.log.info("holding the wake-up of %s: its agent is %s", role, held)
+                        held = str(exc)  # it may quote the agent's screen: shown escaped
+                        self.log.info(
+                            "holding the wake-up of %s: its agent is %s", role, shown(held)
+                        )
                 if not self.tmux.has_session(session):
                     return  # the role is gone: nobody to wake
                 time.sleep(HOLD_POLL)

@@ -19,8 +19,7 @@ import threading
 from types import FrameType
 
 from swarmforge.agents import lifecycle, probe
-from swarmforge.agents.environment import agent_env
-from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import load_settings
 from swarmforge.daemon.doorbell import Doorbell
@@ -53,12 +52,7 @@ class Supervisor:
         config = load_config(root)
         self.root, self.name, self.run_id, self.cwd = root, name, record.run_id, role.path
         settings = load_settings(root, config.names)
-        # The agent gets an allowlisted environment; swarmforge's own loop gets it whole.
-        self.env: dict[str, str] = (
-            rolerecord.role_env(root, record.run_id, role)
-            if rolecommand.runs_loop(root, config, role, "tmux")
-            else agent_env(root, record.run_id, role, settings.role(name))
-        )
+        self.env = rolecommand.process_env(root, config, record.run_id, role, settings, "tmux")
         self.argv = rolecommand.command(root, config, role, self.env, "tmux")
         self.policy = settings.role(name).restart
         self.give_up_after = settings.role(name).give_up_after

@@ -8,13 +8,13 @@ import sys
 from swarmforge import filewrite
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
-from swarmforge.agents.environment import temp_dir
+from swarmforge.agents.environment import agent_env, temp_dir
 from swarmforge.agents.registry import agent
-from swarmforge.config import prompts, sessionrecord
+from swarmforge.config import prompts, rolerecord, sessionrecord
 from swarmforge.config.conf import role_prompt_path
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import CONSTITUTION_FILE, SwarmConfig
-from swarmforge.config.settings import load_settings
+from swarmforge.config.settings import Settings, load_settings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import run as run_git
 from swarmforge.layout import BIN_DIR
@@ -128,6 +128,22 @@ def command(
             commands.require_executable(spec.agent, role=spec.name, path=path, cwd=record.path)
         return loop
     return commands.launch_argv(config.role(record.name), launch(root, config, record), path=path)
+
+
+def process_env(
+    root: str,
+    config: SwarmConfig,
+    run_id: str,
+    record: RoleRecord,
+    settings: Settings,
+    backend: str | None = None,
+) -> dict[str, str]:
+    """The environment of what runs role `record`: its agent gets an allowlisted one
+    (agents/environment.py); swarmforge's own per-item loop gets the whole one, and
+    narrows it for what it starts."""
+    if runs_loop(root, config, record, backend):
+        return rolerecord.role_env(root, run_id, record)
+    return agent_env(root, run_id, record, settings.role(record.name))
 
 
 def runs_loop(

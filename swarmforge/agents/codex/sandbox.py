@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 from collections.abc import Sequence
 
 from swarmforge.git.command import run as run_git
+from swarmforge.proc import spawn
 
 HELPER = "codex-linux-sandbox"
 # The flags with which a role's own arguments choose codex's sandbox, or its approvals.
@@ -73,7 +73,7 @@ def sandbox_args(
 def native_binary(path: str | None) -> str | None:
     """codex's own program behind the `codex` found on `path` (npm installs a node script
     that starts it), or None."""
-    found = shutil.which("codex", path=path)
+    found = spawn.which("codex", path)
     if found is None:
         return None
     real = os.path.realpath(found)

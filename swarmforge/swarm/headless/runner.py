@@ -10,8 +10,7 @@ from types import FrameType
 
 from swarmforge import filewrite, logfile, tagging
 from swarmforge.agents import probe
-from swarmforge.agents.environment import agent_env
-from swarmforge.config import rolerecord, sessionrecord
+from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.settings import Settings, load_settings
 from swarmforge.daemon.doorbell import Doorbell
@@ -38,12 +37,7 @@ def _children(root: str) -> tuple[str, dict[str, Child], Settings]:
     settings = load_settings(root, config.names)
     out = {}
     for role in record.roles:  # a setup-failed role is held until its setup succeeds
-        # The agent gets an allowlisted environment; swarmforge's own loop gets it whole.
-        env: dict[str, str] = (
-            rolerecord.role_env(root, record.run_id, role)
-            if rolecommand.runs_loop(root, config, role, "headless")
-            else agent_env(root, record.run_id, role, settings.role(role.name))
-        )
+        env = rolecommand.process_env(root, config, record.run_id, role, settings, "headless")
         out[role.name] = Child(
             rolecommand.command(root, config, role, env, "headless"),
             role.path,
