@@ -62,6 +62,8 @@ def _missing(path: str, label: str) -> NoReturn:
             raise SwarmforgeError(
                 f"Draft file is being queued by another gate (pid {pid}): {label}"
             )
+        if not os.path.lexists(os.path.join(head, name)):
+            continue  # that gate finished between the listing and the look at its pid
         raise SwarmforgeError(
             f"Draft file not found: {label}",
             hint=f"A gate that was interrupted left it as {os.path.join(head, name)}; "
