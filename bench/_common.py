@@ -61,7 +61,7 @@ def queue(sender: Path, draft: Draft, seq: int) -> tuple[str, str]:
     name, handoff = gate.build(draft, sender.name, f"{seq:06d}", time.time())
     box.ensure(Box.OUTBOX_TMP)
     tmp = box.path(Box.OUTBOX_TMP, name + ".tmp")
-    with open(tmp, "wb") as f:
+    with Path(tmp).open("wb") as f:
         f.write(handoff.render())
         f.flush()
         os.fsync(f.fileno())
@@ -74,12 +74,13 @@ def delivered(
     """Seconds from the rename into the sender's outbox to the copy in the recipient's
     inbox/new/ (the daemons running); the copy's path."""
     tmp, final = queue(sender, draft, seq)
-    copy = os.path.join(Mailbox(str(recipient)).path(Box.NEW), os.path.basename(final))
+    staged = Path(tmp)
+    copy = Path(Mailbox(str(recipient)).path(Box.NEW), Path(final).name)
     start = time.perf_counter()
-    os.rename(tmp, final)
+    staged.rename(final)
     deadline = time.monotonic() + timeout
-    while not os.path.exists(copy):
+    while not copy.exists():
         if time.monotonic() > deadline:
             raise SystemExit(f"not delivered within {timeout:g} s: {final}")
         time.sleep(0.0001)
-    return time.perf_counter() - start, copy
+    return time.perf_counter() - start, str(copy)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -109,12 +108,12 @@ def ours(root: str, n: int) -> float:
         mode="task",
     )
     log = f"{root}/.swarmforge/logs/{name}.log"
-    os.makedirs(os.path.dirname(log), exist_ok=True)
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     create(root, name, role.branch)
     failed = worktree.run(root, role, SETTINGS, policy.child_env(), log)
     took = time.perf_counter() - start
-    if failed is not None or not os.path.islink(f"{role.path}/node_modules"):
+    if failed is not None or not Path(role.path, "node_modules").is_symlink():
         raise SystemExit(f"bootstrap failed: {failed}")
     _drop(root, name)
     return took

@@ -48,10 +48,10 @@ def queue(sender: Path, recipients: list[str], seq: int) -> tuple[str, str]:
     return queue_draft(sender, Draft("note", recipients, "50", message=f"m{seq}"), seq)
 
 
-def wait_for(paths: list[str], timeout: float = 30.0) -> float:
+def wait_for(paths: list[Path], timeout: float = 30.0) -> float:
     deadline = time.monotonic() + timeout
     for path in paths:
-        while not os.path.exists(path):
+        while not path.exists():
             if time.monotonic() > deadline:
                 raise SystemExit(f"not delivered within {timeout} s: {path}")
             time.sleep(0.0001)
@@ -60,12 +60,13 @@ def wait_for(paths: list[str], timeout: float = 30.0) -> float:
 
 def latency(trees: dict[str, Path], count: int) -> dict[str, float]:
     samples = []
-    inbox = Mailbox(str(trees["qa"])).path(Box.NEW)
+    inbox = Path(Mailbox(str(trees["qa"])).path(Box.NEW))
     for seq in range(1, count + 1):
         tmp, final = queue(trees["coder"], ["qa"], seq)
+        staged, copy = Path(tmp), inbox / Path(final).name
         start = time.perf_counter()
-        os.rename(tmp, final)
-        samples.append(wait_for([os.path.join(inbox, os.path.basename(final))]) - start)
+        staged.rename(final)
+        samples.append(wait_for([copy]) - start)
     samples.sort()
     ms = [s * 1000 for s in samples]
     return {
@@ -79,15 +80,18 @@ def latency(trees: dict[str, Path], count: int) -> dict[str, float]:
 
 def throughput(trees: dict[str, Path], count: int, first_seq: int) -> dict[str, float]:
     recipients = ["qa", "cleaner", "architect"]
-    staged = [queue(trees["coder"], recipients, first_seq + i) for i in range(count)]
+    staged = [
+        (Path(tmp), final)
+        for tmp, final in (queue(trees["coder"], recipients, first_seq + i) for i in range(count))
+    ]
     copies = [
-        os.path.join(Mailbox(str(trees[r])).path(Box.NEW), os.path.basename(final))
+        Path(Mailbox(str(trees[r])).path(Box.NEW), Path(final).name)
         for _, final in staged
         for r in recipients
     ]
     start = time.perf_counter()
     for tmp, final in staged:
-        os.rename(tmp, final)
+        tmp.rename(final)
     elapsed = wait_for(copies, timeout=120) - start
     return {
         "handoffs": count,
@@ -104,11 +108,11 @@ def bare_loop(directory: Path, files: int) -> float:
     start = time.perf_counter()
     for i in range(files):
         tmp, final = directory / f".{i}.tmp", directory / f"{i}.handoff"
-        with open(tmp, "wb") as f:
+        with tmp.open("wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.rename(tmp, final)
+        tmp.rename(final)
     return files / (time.perf_counter() - start)
 
 

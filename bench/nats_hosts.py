@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ from swarmforge.handoff.draft import Draft
 
 
 def nats_server(store: Path) -> tuple[subprocess.Popen[bytes], str]:
-    exe = shutil.which("nats-server", path=os.path.dirname(sys.executable)) or shutil.which(
+    exe = shutil.which("nats-server", path=str(Path(sys.executable).parent)) or shutil.which(
         "nats-server"
     )
     if exe is None:

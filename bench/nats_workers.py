@@ -90,7 +90,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         port = free_port()
-        log = open(tmp / "nats.log", "wb")  # noqa: SIM115 - open for the server's life
+        log = (tmp / "nats.log").open("wb")  # open for the server's life
         server = subprocess.Popen(
             [str(SERVER), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(tmp / "js")],
             stdout=log,

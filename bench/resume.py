@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import random
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from swarmforge.run.journal.checkpoint import write_checkpoint
 from swarmforge.run.journal.events import EVENT
@@ -58,8 +58,7 @@ def build(run_dir: str, events: int, tasks: int) -> dict[str, str]:
             states[task] = status
         event = EVENT.validate_python({"seq": seq, "ts": "2026-06-15T14:05:31.123Z", **fields})
         lines.append(event.model_dump_json().encode())
-    with open(os.path.join(run_dir, EVENTS), "wb") as f:
-        f.write(b"\n".join(lines) + b"\n")
+    Path(run_dir, EVENTS).write_bytes(b"\n".join(lines) + b"\n")
     if saved is not None:
         write_checkpoint(run_dir, saved[0], saved[1], [])
     return states
@@ -75,10 +74,9 @@ def timed(action: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def bare_json(path: str, collect: bool = True) -> None:
+def bare_json(path: Path, collect: bool = True) -> None:
     """json.loads of every line, with the cyclic collector on (as is) or paused (as the reader)."""
-    with open(path, "rb") as f:
-        lines = f.read().split(b"\n")[:-1]
+    lines = path.read_bytes().split(b"\n")[:-1]
     if not collect:
         gc.disable()
     try:
@@ -97,15 +95,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as run_dir:
         expected = build(run_dir, args.events, args.tasks)
-        path = os.path.join(run_dir, EVENTS)
+        path = Path(run_dir, EVENTS)
         states, journal = resume_states(run_dir)
         assert states == expected and journal.next_seq == args.events + 1, "resume is wrong"
         result = {
             "events": args.events,
             "tasks": args.tasks,
-            "journal_mb": round(os.path.getsize(path) / 2**20, 1),
+            "journal_mb": round(path.stat().st_size / 2**20, 1),
             "resume_s": timed(lambda: resume_states(run_dir), args.repeat),
-            "read_events_s": timed(lambda: read_events(path), args.repeat),
+            "read_events_s": timed(lambda: read_events(str(path)), args.repeat),
             "json_loads_s": timed(lambda: bare_json(path), args.repeat),
             "json_loads_gc_paused_s": timed(lambda: bare_json(path, False), args.repeat),
             "budget_s": BUDGET,

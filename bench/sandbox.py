@@ -40,7 +40,7 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=30, help="runs of each (default 30)")
     ns = parser.parse_args()
     codex = shutil.which(
-        "codex", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+        "codex", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     )
     if codex is None:
         print("codex is not on PATH (./setup.sh installs it into .venv/bin)", file=sys.stderr)
@@ -63,7 +63,7 @@ def main() -> int:
         config = ["-c", f'sandbox_mode="{options[mode + 1]}"', *options[mode + 2 :]]
         helpers = Path(work, "bin")  # as up's .swarmforge/bin: codex-linux-sandbox for bwrap
         helpers.mkdir()
-        link_helper(str(helpers), os.path.dirname(codex))
+        link_helper(str(helpers), str(Path(codex).parent))
         env = {"PATH": f"{helpers}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": work}
         plain = ["git", "status", "--porcelain"]
         boxed = [codex, "sandbox", *config, "--", *plain]

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec.runspec import RunSpec
@@ -77,7 +78,7 @@ def peak_rss() -> int:
 
 def one(kind: str, root: str) -> dict[str, float]:
     """Run one spec in this process; its wall time, task count and peak RSS."""
-    nonce = os.path.basename(root)
+    nonce = Path(root).name
     spec = mixed(nonce) if kind == "mixed" else flat(1000, nonce)
     tasks = CHAINS * LINKS + FANS * ITEMS if kind == "mixed" else 1000
     os.sync()
@@ -88,10 +89,13 @@ def one(kind: str, root: str) -> dict[str, float]:
     return {"seconds": elapsed, "tasks": tasks, "peak_rss": peak_rss()}
 
 
-def child(kind: str, root: str) -> dict[str, float]:
-    os.makedirs(root)
+def child(kind: str, root: Path) -> dict[str, float]:
+    root.mkdir(parents=True)
     done = subprocess.run(
-        [sys.executable, __file__, "--one", kind, root], capture_output=True, text=True, check=True
+        [sys.executable, __file__, "--one", kind, str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     found: dict[str, float] = json.loads(done.stdout)
     return found
@@ -110,8 +114,8 @@ def main() -> int:
     small, large = [], []
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for rep in range(args.reps):
-            small.append(child("flat", os.path.join(tmp, f"flat{rep}")))
-            large.append(child("mixed", os.path.join(tmp, f"mixed{rep}")))
+            small.append(child("flat", Path(tmp, f"flat{rep}")))
+            large.append(child("mixed", Path(tmp, f"mixed{rep}")))
     per_small = statistics.median(r["seconds"] / r["tasks"] for r in small)
     per_large = statistics.median(r["seconds"] / r["tasks"] for r in large)
     peak_mb = max(r["peak_rss"] for r in large) / 2**20

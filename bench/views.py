@@ -71,7 +71,7 @@ from swarmforge.views.watch.table import COLUMNS
 ROLES = ("specifier", "coder", "cleaner", "architect", "hardener", "qa")
 COCKPIT_ROLE, WATCH_ROLE = "qa", "coder"  # each view's latency has a queue of its own
 VENV_BIN = str(Path(sys.executable).parent)
-SWARMFORGE = os.path.join(VENV_BIN, "swarmforge")
+SWARMFORGE = str(Path(VENV_BIN, "swarmforge"))
 CHROMIUM = "/usr/bin/chromium"
 SIZE = (200, 50)  # the terminal watch runs in, columns x lines
 QUEUE = COLUMNS.index("queue")
@@ -137,11 +137,11 @@ def make_project(base: Path) -> str:
 
 
 def inbox(root: str, role: str) -> str:
-    return str(Mailbox(os.path.join(root, ".worktrees", role)).path(Box.NEW))
+    return str(Mailbox(str(Path(root, ".worktrees", role))).path(Box.NEW))
 
 
 def queued(root: str, role: str) -> int:
-    return sum(1 for name in os.listdir(inbox(root, role)) if name.endswith(".handoff"))
+    return sum(1 for item in Path(inbox(root, role)).iterdir() if item.name.endswith(".handoff"))
 
 
 def deliver(root: str, role: str, seq: int) -> tuple[float, float, float]:
@@ -151,9 +151,9 @@ def deliver(root: str, role: str, seq: int) -> tuple[float, float, float]:
     t0 = time.time()
     path, _ = fromuser.send(root, role, f"Benchmark handoff {seq}.")
     queued_at = time.time()
-    copy = os.path.join(box, os.path.basename(path))
+    copy = Path(box, Path(path).name)
     deadline = time.monotonic() + TIMEOUT
-    while not os.path.exists(copy):
+    while not copy.exists():
         if time.monotonic() > deadline:
             raise SystemExit(f"not delivered within {TIMEOUT:.0f} s: {copy}")
         time.sleep(0.0002)
@@ -162,11 +162,11 @@ def deliver(root: str, role: str, seq: int) -> tuple[float, float, float]:
 
 def quiet(root: str, still: float = 3.0, limit: float = 20.0) -> None:
     """Wait until the event log has not moved for `still` seconds (at most `limit`)."""
-    path, last, since = log_path(root), None, time.monotonic()
+    log, last, since = Path(log_path(root)), None, time.monotonic()
     deadline = since + limit
     while time.monotonic() < deadline:
         try:
-            st = os.stat(path)
+            st = log.stat()
             stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None
@@ -191,7 +191,7 @@ def wait(check: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None
 @contextmanager
 def cockpit(root: str, logs: Path) -> Iterator[tuple[psutil.Process, str]]:
     """`swarmforge cockpit --json` serving `root`: its process and URL; stopped with Ctrl-C."""
-    with open(logs / "cockpit.err", "ab") as err:
+    with (logs / "cockpit.err").open("ab") as err:
         server = subprocess.Popen(
             [SWARMFORGE, "cockpit", "--json", "--project", root],
             env=env(),
@@ -243,7 +243,7 @@ def end_tmux(socket: str) -> None:
     tmux(socket, "kill-server")
     tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
     with suppress(OSError):
-        os.unlink(os.path.join(tmpdir, f"tmux-{os.getuid()}", socket))
+        Path(tmpdir, f"tmux-{os.getuid()}", socket).unlink()
 
 
 @contextmanager
@@ -443,9 +443,8 @@ def precise_seconds(proc: psutil.Process) -> float:
     worker threads come and go, so the views are counted in ticks instead."""
     try:
         total = 0
-        for task in os.listdir(f"/proc/{proc.pid}/task"):
-            with open(f"/proc/{proc.pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
+        for task in Path(f"/proc/{proc.pid}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
         times = proc.cpu_times()
         return total / 1e9 + float(times.children_user + times.children_system)
     except (OSError, ValueError, psutil.Error):
@@ -531,7 +530,7 @@ def rss_mb(proc: psutil.Process) -> dict[str, float]:
     """Current and peak resident memory, MB (peak from /proc where there is one)."""
     current = proc.memory_info().rss
     peak = current
-    with suppress(OSError), open(f"/proc/{proc.pid}/status") as status:
+    with suppress(OSError), Path(f"/proc/{proc.pid}/status").open() as status:
         for line in status:
             if line.startswith("VmHWM:"):
                 peak = int(line.split()[1]) * 1024
@@ -569,7 +568,7 @@ def fill_log(root: str, count: int, first: int = 0) -> None:
 
 
 def lines_in(path: str) -> int:
-    with open(path, "rb") as f:
+    with Path(path).open("rb") as f:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
@@ -608,9 +607,9 @@ def memory_once(root: str, logs: Path, tag: str, starts: int) -> dict[str, Any]:
 
 
 def memory(root: str, logs: Path, events: int, starts: int) -> dict[str, Any]:
-    path = log_path(root)
-    if os.path.exists(path):  # kept beside: the small log is SMALL_LOG events, not the run's
-        os.rename(path, path + ".before-memory")
+    log = Path(log_path(root))
+    if log.exists():  # kept beside: the small log is SMALL_LOG events, not the run's
+        log.rename(f"{log}.before-memory")
     fill_log(root, SMALL_LOG, first=900_000)
     note(f"memory: views on a log of {SMALL_LOG} events")
     small = memory_once(root, logs, "small", starts)

@@ -104,7 +104,7 @@ def cockpit(
     """The cockpit serving `root` with one client reading its stream; stopped with Ctrl-C.
     Yields the server and [the number of states the client has read]."""
     argv, environ = command(package)
-    with open(logs / "cockpit.err", "ab") as err:
+    with (logs / "cockpit.err").open("ab") as err:
         server = subprocess.Popen(
             [*argv, "cockpit", "--json", "--project", root],
             cwd=logs,  # not this checkout: `python -m` would import its package first

@@ -22,13 +22,13 @@ Run: .venv/bin/python bench/wakeup.py [--count 20]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from swarmforge.daemon.wake import PASTE_SETTLE, WAKE_LINE, agent_judge
 from swarmforge.handoff import fromuser
@@ -44,7 +44,7 @@ SETTLE = 1.0  # seconds for an agent to finish drawing its last turn before the 
 TIMEOUT = 30.0
 
 
-def _git(cwd: str, *args: str) -> None:
+def _git(cwd: Path | str, *args: str) -> None:
     subprocess.run(
         ["git", "-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args],
         check=True,
@@ -52,20 +52,20 @@ def _git(cwd: str, *args: str) -> None:
     )
 
 
-def make_project(root: str) -> str:
+def make_project(root: Path) -> str:
     """A git project whose swarm is a claude coder and a codex cleaner."""
-    os.makedirs(os.path.join(root, "swarmforge", "roles"))
+    conf = root / "swarmforge"
+    (conf / "roles").mkdir(parents=True)
     _git(root, "init", "-q", "-b", "main")
-    with open(os.path.join(root, "swarmforge", "swarmforge.conf"), "w") as f:
-        f.write("window coder claude master\nwindow cleaner codex cleaner\n")
-    with open(os.path.join(root, "swarmforge", "constitution.prompt"), "w") as f:
-        f.write("Work carefully.\n")
+    (conf / "swarmforge.conf").write_text(
+        "window coder claude master\nwindow cleaner codex cleaner\n"
+    )
+    (conf / "constitution.prompt").write_text("Work carefully.\n")
     for role in ROLES:
-        with open(os.path.join(root, "swarmforge", "roles", f"{role}.prompt"), "w") as f:
-            f.write(f"You are the {role}.\n")
+        (conf / "roles" / f"{role}.prompt").write_text(f"You are the {role}.\n")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "swarm")
-    return root
+    return str(root)
 
 
 def next_request(server: ModelServer, role: str, after: float) -> float:
@@ -92,7 +92,7 @@ def measure(root: str, count: int) -> None:
     server = ModelServer(lambda exchange: Reply(text="ok"))
     server.start()
     env = {
-        role: agent_env(agent, os.path.join(root, "..", "homes", role), root, server.base_url(role))
+        role: agent_env(agent, str(Path(root, "..", "homes", role)), root, server.base_url(role))
         for role, agent in ROLES.items()
     }
     try:
@@ -147,7 +147,7 @@ def main() -> int:
             return 1
     work = tempfile.mkdtemp(prefix="swarmforge-bench-wakeup-")
     try:
-        measure(make_project(os.path.join(work, "project")), ns.count)
+        measure(make_project(Path(work, "project")), ns.count)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

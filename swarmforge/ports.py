@@ -14,6 +14,7 @@ import hashlib
 import os
 import socket
 from collections.abc import Callable, Collection, Iterable, Mapping
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 
@@ -40,10 +41,10 @@ def project_identity(top: str) -> str:
     git_dir = git_dir_of(here)
     if git_dir is None:
         return here
-    shared = os.path.realpath(common_dir(git_dir))
-    if shared == os.path.realpath(git_dir) or os.path.basename(shared) != ".git":
+    shared = Path(os.path.realpath(common_dir(git_dir)))
+    if shared == Path(os.path.realpath(git_dir)) or shared.name != ".git":
         return here
-    return os.path.dirname(shared)
+    return str(shared.parent)
 
 
 def port_for(branch: str, project: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -25,8 +26,7 @@ def read_json_model(path: str, model: type[M]) -> M | None:
     """The JSON document at `path` as a `model`; None if there is no file, CorruptFile
     (naming the file, and the line where JSON says) if it does not parse or validate."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         return None
     try:

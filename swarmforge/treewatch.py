@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import host
@@ -38,11 +39,11 @@ def _never(path: str) -> bool:
 
 
 def _nearest(path: str) -> str:
-    """The nearest existing ancestor of `path`, which does not exist."""
-    ancestor = os.path.dirname(path)
-    while ancestor != os.path.dirname(ancestor) and not os.path.isdir(ancestor):
-        ancestor = os.path.dirname(ancestor)
-    return ancestor
+    """The nearest existing ancestor of `path` (absolute), which does not exist."""
+    ancestor = Path(path).parent
+    while ancestor != ancestor.parent and not ancestor.is_dir():
+        ancestor = ancestor.parent
+    return str(ancestor)
 
 
 def within(path: str, tree: str) -> bool:
@@ -108,7 +109,7 @@ class TreeWatch:
     def _arm(self, tree: str) -> bool:
         """Watch `tree`, or wait for it through its nearest existing ancestor."""
         while True:
-            if os.path.isdir(tree) and self.way.add(tree, recursive=True):
+            if Path(tree).is_dir() and self.way.add(tree, recursive=True):
                 self.armed.add(tree)
                 self.waiting.discard(tree)
                 return True
@@ -125,10 +126,11 @@ class TreeWatch:
         return any(within(path, tree) and not self._skipped(path, tree) for tree in self.armed)
 
     def _skipped(self, path: str, tree: str) -> bool:
-        while path != tree:
-            if self.skip(path):
+        here, top = Path(path), Path(tree)
+        while here != top:
+            if self.skip(str(here)):
                 return True
-            path = os.path.dirname(path)
+            here = here.parent
         return False
 
     def noticed(self, path: str) -> None:

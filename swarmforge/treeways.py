@@ -10,6 +10,7 @@ import errno
 import os
 import queue
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from watchdog.events import (
@@ -163,7 +164,7 @@ class Inotify:
             if event.is_delete_self or event.is_move_self:
                 path = base
             else:
-                path = os.path.join(base, os.fsdecode(event.name))
+                path = str(Path(base, os.fsdecode(event.name)))
                 if event.is_directory and event.is_moved_from:
                     self.forget(path)  # its watches follow it: found again where it lands
                 elif event.is_directory and self.owner.counts(path):

@@ -61,7 +61,7 @@ class NatsServer:
         argv = [self.exe, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.store)]
         if self.user:
             argv += ["--user", self.user, "--pass", self.password]
-        with open(self.log, "ab") as log:
+        with self.log.open("ab") as log:
             self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         self._wait_ready()
 

@@ -25,7 +25,7 @@ from swarmforge.swarm.session.down import down as swarm_down
 from swarmforge.swarm.session.up import up as swarm_up
 from tests.support import retry_until
 
-VENV_BIN = os.path.dirname(sys.executable)
+VENV_BIN = str(Path(sys.executable).parent)
 
 
 def require_cli(name: str) -> str:
@@ -115,5 +115,5 @@ OPENING = "Read swarmforge/constitution.prompt"
 
 def agents_path() -> str:
     """The directories of the claude and codex CLIs, as a PATH prefix."""
-    dirs = {os.path.dirname(require_cli(name)) for name in ("claude", "codex")}
+    dirs = {str(Path(require_cli(name)).parent) for name in ("claude", "codex")}
     return "".join(f"{d}:" for d in sorted(dirs))

@@ -25,6 +25,7 @@ from swarmforge.tmux.server import Tmux
 REPO = Path(__file__).resolve().parents[1]
 BIN = REPO / "bin"
 VENV_BIN = str(Path(sys.executable).parent)
+SWARMFORGE = Path(VENV_BIN, "swarmforge")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -89,7 +90,7 @@ class Project:
     def names(self, role: str, box: str) -> list[str]:
         """File names in a mailbox directory, sorted."""
         directory = self.box(role, box)
-        return sorted(os.listdir(directory)) if directory.exists() else []
+        return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
 
     def commit(self, role: str, name: str = "work.txt") -> str:
         """Commit a change in the role's worktree; its 10-character abbreviation."""
@@ -197,7 +198,7 @@ def run_cli(
     env.update(env_extra or {})
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        [SWARMFORGE, *args],
         cwd=cwd,
         env=env,
         input=stdin,
@@ -292,7 +293,7 @@ def kick(record: sessionrecord.SessionRecord, role: str, sender: str) -> None:
     )
     tmp = target / f".{name}.tmp"
     tmp.write_bytes(h.render())
-    os.rename(tmp, target / name)
+    tmp.rename(target / name)
 
 
 def completed(record: sessionrecord.SessionRecord, role: str) -> list[Path]:
@@ -302,10 +303,10 @@ def completed(record: sessionrecord.SessionRecord, role: str) -> list[Path]:
 
 def nothing_left(root: Path) -> None:
     assert tagging.tagged(str(root)) == []
-    assert not is_held(os.path.join(root, RUNNER_LOCK))
+    assert not is_held(str(root / RUNNER_LOCK))
     assert not is_held(Paths(str(root)).lock)
-    assert not os.path.exists(os.path.join(root, RUNNER_PID))
-    assert not os.path.exists(Paths(str(root)).pid)
+    assert not (root / RUNNER_PID).exists()
+    assert not Path(Paths(str(root)).pid).exists()
     assert not is_held(lock_path(str(root)))
     assert "prunable" not in git(root, "worktree", "list", "--porcelain")
 
@@ -350,7 +351,7 @@ def in_hand(project: Project, role: str, body: str) -> None:
     queued = project.enqueue(role, name, {"from": "lead", "to": role, "type": "note"}, body)
     target = project.box(role, Box.IN_PROCESS)
     target.mkdir(parents=True, exist_ok=True)
-    os.rename(queued, target / name)
+    queued.rename(target / name)
 
 
 # Hosts of one swarm: the project's name on the message server, and its session record

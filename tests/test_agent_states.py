@@ -36,7 +36,7 @@ from swarmforge.swarm.session.up import up as swarm_up
 from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
 from tests.realagents import LiveSwarm, agents_path, require_cli, unavailable
-from tests.support import VENV_BIN, git, make_swarm, nothing_left, retry_until
+from tests.support import SWARMFORGE, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
 NOW = 10_000.0
@@ -124,7 +124,7 @@ def test_the_callback_never_fails_the_agent(tmp_path: Path) -> None:
     env = {"SWARMFORGE_PROJECT": str(tmp_path / "gone" / "deeper"), "SWARMFORGE_ROLE": "coder"}
     (tmp_path / "gone").write_text("a file where a directory should be")
     r = subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "agent-state", "--agent", "claude"],
+        [SWARMFORGE, "agent-state", "--agent", "claude"],
         input=b'{"hook_event_name": "Stop"}',
         env={**env, "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -452,11 +452,11 @@ def without_bwrap(directory: Path) -> str:
     """A PATH with every program of /usr/bin and /bin but bubblewrap, as on a machine
     without it."""
     directory.mkdir()
-    for source in ("/usr/bin", "/bin"):
-        for name in os.listdir(source):
-            link = directory / name
-            if name != "bwrap" and not link.exists():
-                link.symlink_to(os.path.join(source, name))
+    for source in (Path("/usr/bin"), Path("/bin")):
+        for program in source.iterdir():
+            link = directory / program.name
+            if program.name != "bwrap" and not link.exists():
+                link.symlink_to(program)
     return str(directory)
 
 
@@ -465,7 +465,7 @@ def codex_argvs(worktree: str) -> list[list[str]]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         argv = process.info["cmdline"] or []
-        if argv and os.path.basename(argv[0]) == "codex" and worktree in argv:
+        if argv and Path(argv[0]).name == "codex" and worktree in argv:
             found.append(argv)
     return found
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -215,7 +214,7 @@ def test_a_command_with_a_slash_is_found_from_the_worktree(tmp_path: Path) -> No
     spec = role("window t exec t ./scripts/check.sh --fast")
     assert launch_argv(spec, launch, path="") == ["./scripts/check.sh", "--fast"]
     found = commands.find_executable("./scripts/check.sh", path="", cwd=str(tmp_path))
-    assert found is not None and os.path.samefile(found, tmp_path / "scripts" / "check.sh")
+    assert found is not None and Path(found).samefile(tmp_path / "scripts" / "check.sh")
     assert commands.find_executable("scripts/plain.txt", path="", cwd=str(tmp_path)) is None
 
 

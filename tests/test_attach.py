@@ -4,7 +4,6 @@ tmux server of the test's own (the user's terminal)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import uuid
@@ -19,12 +18,19 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.views.attach import OVERVIEW, attach_command, overview_socket, plan
-from tests.support import VENV_BIN, copy_tree, fake_agent, kill_session, make_swarm, retry_until
+from tests.support import (
+    SWARMFORGE,
+    VENV_BIN,
+    copy_tree,
+    fake_agent,
+    kill_session,
+    make_swarm,
+    retry_until,
+)
 from tests.support import run_cli as sf
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-SWARMFORGE = os.path.join(VENV_BIN, "swarmforge")
 PATH = f"{VENV_BIN}:/usr/bin:/bin"
 ROLES = "window coder fakeagent coder\nwindow qa exec qa batch true\n"
 
@@ -69,7 +75,7 @@ def terminal(tmp_path: Path) -> Iterator[str]:
 def attach_in(terminal: str, repo: Path, *args: str, inside: bool = False) -> None:
     """Run `swarmforge attach ARGS` in a new window of the user's tmux, in tmux or not."""
     env = ["env"] if inside else ["env", "-u", "TMUX"]
-    command = [*env, f"PATH={PATH}", SWARMFORGE, "attach", *args, "--project", str(repo)]
+    command = [*env, f"PATH={PATH}", str(SWARMFORGE), "attach", *args, "--project", str(repo)]
     made = tmux(terminal, "new-window", "-t", "=user:", "-n", "run", "--", *command)
     assert made.returncode == 0, made.stderr
 
@@ -124,7 +130,7 @@ def test_print_and_json_show_the_command_and_run_nothing(swarm: Path) -> None:
     printed = sf("attach", "coder", "--print", cwd=swarm)
     assert printed.returncode == 0, printed.stderr
     argv = printed.stdout.split()
-    assert os.path.basename(argv[0]) == "tmux"
+    assert Path(argv[0]).name == "tmux"
     assert argv[1:] == ["-L", socket, "attach-session", "-t", "=swarmforge-coder"]
     env = {"PATH": PATH, "HOME": "/nonexistent", "TMUX": "/nonexistent/sock,1,0"}
     shown = subprocess.run(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 import time
@@ -82,7 +81,7 @@ setup = ["echo one >> order.txt; echo said-one", "echo two >> order.txt; echo $P
 """
     project(repo, ["web"], toml)
     (repo / "README").write_text("changed in the main checkout\n")  # tracked: never copied
-    before = sorted(os.listdir(repo.parent))
+    before = sorted(p.name for p in repo.parent.iterdir())
     r = sf("up", "--backend", "headless", cwd=repo)
     try:
         assert r.returncode == 0, r.stderr
@@ -91,9 +90,9 @@ setup = ["echo one >> order.txt; echo said-one", "echo two >> order.txt; echo $P
         assert stat.S_IMODE((tree / ".env").stat().st_mode) == 0o600
         assert (tree / "config" / "dev.local.yml").read_text() == "db: local\n"
         assert (tree / "cache" / "link").is_symlink()
-        assert os.readlink(tree / "cache" / "link") == "data"
+        assert (tree / "cache" / "link").readlink() == Path("data")
         assert (tree / "node_modules").is_symlink()
-        assert os.readlink(tree / "node_modules") == str(repo / "node_modules")
+        assert (tree / "node_modules").readlink() == repo / "node_modules"
         assert (tree / "README").read_text() == "project\n"
         assert (tree / "order.txt").read_text() == "one\ntwo\n"
         port = sessionrecord.load(str(repo)).role("web").port  # type: ignore[union-attr]
@@ -109,7 +108,7 @@ setup = ["echo one >> order.txt; echo said-one", "echo two >> order.txt; echo $P
     finally:
         sf("down", cwd=repo)
     nothing_left(repo)
-    assert sorted(os.listdir(repo.parent)) == before
+    assert sorted(p.name for p in repo.parent.iterdir()) == before
 
 
 @pytest.mark.slow
@@ -226,7 +225,7 @@ def test_each_worktree_gets_its_own_env_and_shares_node_modules(repo: Path) -> N
         web, api = worktree(repo, "web"), worktree(repo, "api")
         for tree in (web, api):
             assert (tree / ".env").read_text() == "SECRET=1\n"
-            assert os.readlink(tree / "node_modules") == str(repo / "node_modules")
+            assert (tree / "node_modules").readlink() == repo / "node_modules"
         # A copy is the worktree's own: editing it changes neither the other nor the source.
         (web / ".env").write_text("SECRET=web\n")
         assert (api / ".env").read_text() == "SECRET=1\n"

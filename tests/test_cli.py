@@ -9,7 +9,7 @@ from pathlib import Path
 from swarmforge import __version__
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
-from tests.support import BIN, Project, run_cli, script_env
+from tests.support import BIN, SWARMFORGE, Project, run_cli, script_env
 
 
 def sf(*args: str, cwd: Path, role: str | None = "coder") -> subprocess.CompletedProcess[str]:
@@ -46,12 +46,9 @@ def test_bad_helper_arguments(project: Project) -> None:
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
-    import os
-
-    swarmforge = os.path.join(os.path.dirname(sys.executable), "swarmforge")
     # `true` reads nothing and exits at once, so every write meets a closed pipe.
     r = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", f"'{swarmforge}' init --pack list | true"],
+        ["bash", "-o", "pipefail", "-c", f"'{SWARMFORGE}' init --pack list | true"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

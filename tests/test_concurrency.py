@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -65,7 +64,7 @@ def test_a_killed_lock_holder_does_not_block_the_next_gate(project: Project) -> 
             text=True,
         )
         # While the holder lives, the gate waits for the lock and queues nothing.
-        retry_until(lambda: os.path.exists(os.path.join(root, "sequence.flock")))
+        retry_until((Path(root) / "sequence.flock").exists)
         assert gate.poll() is None
         assert not any(n.endswith(".handoff") for n in project.names("coder", Box.OUTBOX))
         holder.send_signal(signal.SIGKILL)

@@ -64,14 +64,14 @@ def test_start_is_idempotent_detached_and_stop_waits_until_gone(swarm: Project) 
     stop = sf("daemon", "stop", cwd=swarm.root)
     assert (stop.returncode, stop.stdout) == (0, f"handoffd stopped (pid {pid})\n")
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    assert not os.path.exists(paths.pid) and not os.path.exists(paths.stop)
+    assert not Path(paths.pid).exists() and not Path(paths.stop).exists()
     assert sf("daemon", "status", cwd=swarm.root).returncode == 3
     assert sf("daemon", "stop", cwd=swarm.root).stdout == "handoffd was not running\n"
 
 
 def test_delivers_on_events_and_follows_roles_tsv(swarm: Project, daemon: int) -> None:
     path = send(swarm, "coder", "cleaner,qa", "first")
-    name = os.path.basename(path)
+    name = Path(path).name
     retry_until(lambda: (swarm.box("coder", Box.SENT) / name).exists())
     assert swarm.names("cleaner", Box.NEW) == [name] == swarm.names("qa", Box.NEW)
     # A role added while the daemon runs is watched from then on.
@@ -83,17 +83,17 @@ def test_delivers_on_events_and_follows_roles_tsv(swarm: Project, daemon: int) -
     row = f"ops\tops\t{tree}\tswarmforge-ops\tOps\tcodex\ttask\n"
     tmp = roles_tsv.with_suffix(".new")
     tmp.write_text(roles_tsv.read_text() + row)
-    os.replace(tmp, roles_tsv)
+    tmp.replace(roles_tsv)
     swarm.roles["ops"] = "task"
     retry_until(lambda: "ops" in (Path(Paths(str(swarm.root)).log).read_text()))
     sent = send(swarm, "ops", "coder", "from ops")
-    retry_until(lambda: swarm.names("coder", Box.NEW) == [os.path.basename(sent)])
+    retry_until(lambda: swarm.names("coder", Box.NEW) == [Path(sent).name])
 
 
 def test_sigterm_removes_the_pid_file(swarm: Project, daemon: int) -> None:
     os.kill(daemon, signal.SIGTERM)
     retry_until(lambda: running_pid(Paths(str(swarm.root))) is None)
-    assert not os.path.exists(Paths(str(swarm.root)).pid)
+    assert not Path(Paths(str(swarm.root)).pid).exists()
 
 
 def test_the_stop_file_stops_it(swarm: Project, daemon: int) -> None:
@@ -103,7 +103,7 @@ def test_the_stop_file_stops_it(swarm: Project, daemon: int) -> None:
 
 def test_a_stale_pid_file_of_a_dead_daemon_never_blocks_a_start(swarm: Project) -> None:
     paths = Paths(str(swarm.root))
-    os.makedirs(paths.dir)
+    Path(paths.dir).mkdir(parents=True)
     zombie = subprocess.Popen(["true"])  # exits at once and stays unreaped: a zombie
     retry_until(lambda: psutil.Process(zombie.pid).status() == psutil.STATUS_ZOMBIE)
     Path(paths.pid).write_text(f"{zombie.pid}\n")
@@ -149,9 +149,9 @@ def test_a_polling_watcher_still_wakes_delivery(swarm: Project) -> None:
 
     try:
         # What the daemon watches, as handoffd's loop gives it.
-        arrivals.watch([*dispatcher.outboxes(), os.path.dirname(paths.roles), paths.dir])
+        arrivals.watch([*dispatcher.outboxes(), str(Path(paths.roles).parent), paths.dir])
         assert dispatcher.run_once() == []
-        name = os.path.basename(send(swarm, "coder", "qa,cleaner", "polled"))
+        name = Path(send(swarm, "coder", "qa,cleaner", "polled")).name
         retry_until(woken_and_delivered)
         assert delivered == [(name, "delivered")]
         assert swarm.names("qa", Box.NEW) == [name] == swarm.names("cleaner", Box.NEW)
@@ -172,7 +172,7 @@ def test_sigkill_at_random_moments_never_loses_doubles_or_shows_a_partial_copy(
     bodies = {}
     for i in range(200):
         path = send(swarm, "coder", ",".join(RECIPIENTS), f"broadcast {i}", f"d{i}")
-        bodies[os.path.basename(path)] = message.read(path).body
+        bodies[Path(path).name] = message.read(path).body
     partial: list[str] = []
     done = threading.Event()
 
@@ -181,11 +181,12 @@ def test_sigkill_at_random_moments_never_loses_doubles_or_shows_a_partial_copy(
         while not done.is_set():
             for role in RECIPIENTS:
                 new = swarm.box(role, Box.NEW)
-                for name in os.listdir(new) if new.exists() else []:
+                for arrived in new.iterdir() if new.exists() else []:
+                    name = arrived.name
                     if not name.endswith(".handoff"):
                         continue
                     try:
-                        copy = message.read(str(new / name))
+                        copy = message.read(str(arrived))
                     except FileNotFoundError:
                         continue
                     except Exception as exc:
@@ -301,7 +302,7 @@ def test_a_failing_wake_up_is_retried_and_never_undoes_delivery(
     assert r.returncode == 0, r.stderr
     try:
         path = send(swarm, "coder", "qa", "hello")
-        name = os.path.basename(path)
+        name = Path(path).name
         retry_until(lambda: calls.exists() and len(calls.read_text().split()) >= 2)
         assert swarm.names("qa", Box.NEW) == [name]
         assert (swarm.box("coder", Box.SENT) / name).exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ def roles(swarm: Project) -> dict[str, sfproject.RoleEntry]:
 
 def test_a_broadcast_reaches_every_recipient_then_is_archived(swarm: Project) -> None:
     path = send(swarm, "coder", "cleaner,qa,architect", "hello")
-    name = os.path.basename(path)
+    name = Path(path).name
     outcome = delivery.deliver(path, roles(swarm))
     assert (outcome.status, outcome.copied) == (DELIVERED, ["cleaner", "qa", "architect"])
     original = message.read(str(swarm.box("coder", Box.SENT) / name))
@@ -42,19 +41,19 @@ def test_a_broadcast_reaches_every_recipient_then_is_archived(swarm: Project) ->
 
 def test_a_retry_completes_missing_copies_without_doubling(swarm: Project) -> None:
     path = send(swarm, "coder", "cleaner,qa,architect")
-    name = os.path.basename(path)
+    name = Path(path).name
     table = roles(swarm)
     handoff = message.read(path)
     # A crash after the first copy: cleaner has it and has even accepted it.
     assert copies.copy_to(handoff, name, "cleaner", table["cleaner"])
     in_process = swarm.box("cleaner", Box.IN_PROCESS)
     in_process.mkdir(parents=True)
-    os.rename(swarm.box("cleaner", Box.NEW) / name, in_process / name)
+    (swarm.box("cleaner", Box.NEW) / name).rename(in_process / name)
     # qa already batched and completed it.
     batch = swarm.box("qa", Box.COMPLETED) / "batch_20260101T000000Z_000001"
     batch.mkdir(parents=True)
     assert copies.copy_to(handoff, name, "qa", table["qa"])
-    os.rename(swarm.box("qa", Box.NEW) / name, batch / name)
+    (swarm.box("qa", Box.NEW) / name).rename(batch / name)
 
     outcome = delivery.deliver(path, table)
     assert outcome.copied == ["architect"]
@@ -65,7 +64,7 @@ def test_a_retry_completes_missing_copies_without_doubling(swarm: Project) -> No
 
 def test_a_different_file_of_the_same_name_is_never_overwritten(swarm: Project) -> None:
     path = send(swarm, "coder", "qa")
-    name = os.path.basename(path)
+    name = Path(path).name
     squatter = swarm.enqueue("qa", name, {"id": "something-else"}, "theirs\n")
     outcome = delivery.deliver(path, roles(swarm))
     assert outcome.status == FAILED and "a different handoff" in outcome.reason
@@ -81,7 +80,7 @@ def failed_reason(swarm: Project, sender: str, name: str) -> str:
 
 def test_an_unknown_recipient_fails_the_whole_file_before_any_copy(swarm: Project) -> None:
     path = send(swarm, "coder", "cleaner,qa")
-    name = os.path.basename(path)
+    name = Path(path).name
     table = roles(swarm)
     del table["qa"]  # qa left the swarm after the gate accepted the draft
     outcome = delivery.deliver(path, table)
@@ -107,10 +106,10 @@ def test_malformed_and_unreadable_files_fail_with_their_reason(swarm: Project) -
     good = send(swarm, "coder", "qa")
     table = roles(swarm)
     outcomes = {
-        os.path.basename(p): delivery.deliver(p, table).status for p in waiting.pending(str(outbox))
+        Path(p).name: delivery.deliver(p, table).status for p in waiting.pending(str(outbox))
     }
     assert outcomes == {
-        os.path.basename(good): DELIVERED,
+        Path(good).name: DELIVERED,
         bad: FAILED,
         binary: FAILED,
         dangling: FAILED,
@@ -123,7 +122,7 @@ def test_malformed_and_unreadable_files_fail_with_their_reason(swarm: Project) -
     # Never followed: only regular files are opened.
     assert failed_reason(swarm, "coder", dangling) == "not a regular file (a symbolic link)\n"
     assert failed_reason(swarm, "coder", noto) == "the handoff has no 'to' header\n"
-    assert swarm.names("qa", Box.NEW) == [os.path.basename(good)]
+    assert swarm.names("qa", Box.NEW) == [Path(good).name]
     assert swarm.names("coder", Box.OUTBOX) == ["tmp"]
 
 
@@ -143,4 +142,4 @@ def test_publish_never_replaces(tmp_path: Path) -> None:
     tmp = filewrite.temp_name(str(final))
     filewrite.write_new(tmp, b"second")
     assert filewrite.publish(tmp, str(final)) is False
-    assert final.read_text() == "first" and not os.path.exists(tmp)
+    assert final.read_text() == "first" and not Path(tmp).exists()

@@ -14,7 +14,7 @@ from swarmforge.cli.demo_cmd import farewell
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import message
 from swarmforge.rehearse.demo.directory import claim_directory
-from tests.support import VENV_BIN, copy_tree, git, run_cli
+from tests.support import SWARMFORGE, VENV_BIN, copy_tree, git, run_cli
 
 
 def snapshot(path: Path) -> dict[str, tuple[int, bytes]]:
@@ -25,7 +25,7 @@ def snapshot(path: Path) -> dict[str, tuple[int, bytes]]:
     for entry in sorted(path.rglob("*")):
         data = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else b""
         if entry.is_symlink():
-            data = os.readlink(entry).encode()
+            data = str(entry.readlink()).encode()
         entries[str(entry.relative_to(path))] = (entry.lstat().st_mode, data)
     return entries
 
@@ -42,7 +42,7 @@ def test_the_demo_runs_a_swarm_and_its_audit_trail_matches_the_mailboxes(
     where = tmp_path / "demo"
     where.mkdir()  # an empty directory of the user's is accepted
     r = subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "demo", "--json", "--dir", str(where)],
+        [SWARMFORGE, "demo", "--json", "--dir", str(where)],
         env=env,
         capture_output=True,
         text=True,
@@ -117,7 +117,7 @@ def test_the_demo_refuses_any_directory_that_holds_something(
 
 def test_the_demo_makes_a_missing_directory_and_says_it_made_it(tmp_path: Path) -> None:
     where, made = claim_directory(str(tmp_path / "a" / "b"))
-    assert (where, made) == (str(tmp_path / "a" / "b"), True) and os.listdir(where) == []
+    assert (where, made) == (str(tmp_path / "a" / "b"), True) and list(Path(where).iterdir()) == []
     empty = tmp_path / "empty"
     empty.mkdir()
     assert claim_directory(str(empty)) == (str(empty), False)

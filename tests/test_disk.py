@@ -63,7 +63,7 @@ def listing(root: Path) -> dict[str, tuple[str, int, bytes]]:
                 continue  # `git status` may refresh its stat cache: git's own bookkeeping
             st = path.lstat()
             if path.is_symlink():
-                found[str(path.relative_to(root))] = ("link", 0, os.readlink(path).encode())
+                found[str(path.relative_to(root))] = ("link", 0, str(path.readlink()).encode())
             elif path.is_dir():
                 found[str(path.relative_to(root))] = ("dir", 0, b"")
             else:

@@ -18,6 +18,7 @@ from swarmforge.config.settings import parse_settings
 from swarmforge.handoff import draft
 from swarmforge.rehearse.script import check_roles, parse_script
 from swarmforge.run.spec.file import parse_spec
+from tests.support import SWARMFORGE
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -203,7 +204,7 @@ def commands() -> list[list[str]]:
 @pytest.mark.parametrize("command", commands(), ids=" ".join)
 def test_every_command_the_docs_show_exists(command: list[str]) -> None:
     if command[0] == "swarmforge":
-        argv = [os.path.join(os.path.dirname(sys.executable), "swarmforge"), *command[1:]]
+        argv = [str(SWARMFORGE), *command[1:]]
     else:
         argv = [sys.executable, str(REPO / command[1])]
     result = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
@@ -230,12 +231,13 @@ def test_the_code_map_has_one_row_for_each_module_and_none_for_a_module_that_is_
         for row in MODULE_ROW.findall(table):
             # A heading may name a folder and the ones in it: `agents/claude/` lists
             # `claude/agent.py` and `codex/agent.py`, relative to `agents/`.
-            here = [os.path.join(f, row) for f in (folder, os.path.dirname(folder)) if f]
+            base = Path(folder)
+            here = [str(f / row) for f in (base, base.parent) if f != Path()]
             found = [m for m in [*here, row] if m in modules]
             if found:
                 listed.add(found[0])
             else:
-                unknown.append(os.path.join(folder, row))
+                unknown.append(str(base / row))
     assert not unknown, f"docs/code.md lists modules that do not exist: {unknown}"
     missing = sorted(required - listed)
     assert not missing, f"docs/code.md has no row for {missing}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,7 @@ from swarmforge.doctor.check import Check
 from swarmforge.doctor.repository import check_repository
 from swarmforge.doctor.runstate import check_daemon, check_run
 from swarmforge.doctor.tools import check_git, check_python
-
-SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
+from tests.support import SWARMFORGE, VENV_BIN
 
 
 @pytest.fixture
@@ -38,7 +36,7 @@ def agents(tmp_path: Path) -> Path:
 def sf(
     *args: str, cwd: Path, first_on_path: Path | None = None, home: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    path = f"{VENV_BIN}:/usr/bin:/bin"
     env = {"PATH": f"{first_on_path}:{path}" if first_on_path else path}
     # The agents' own files are looked up from HOME: never this machine's.
     env.update(home or {"HOME": "/nonexistent"})

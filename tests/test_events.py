@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -21,7 +20,15 @@ from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec.runspec import RunSpec, run_id
-from tests.support import VENV_BIN, Project, make_swarm, nothing_left, retry_until, run_script
+from tests.support import (
+    SWARMFORGE,
+    VENV_BIN,
+    Project,
+    make_swarm,
+    nothing_left,
+    retry_until,
+    run_script,
+)
 from tests.support import run_cli as sf
 
 
@@ -124,7 +131,7 @@ def test_a_long_log_is_read_in_pieces_and_from_its_end(tmp_path: Path) -> None:
 
 def test_an_event_that_cannot_be_written_never_fails_what_emits_it(project: Project) -> None:
     # The log's place taken by a directory: every write fails, every operation goes on.
-    os.mkdir(events.log_path(str(project.root)))
+    Path(events.log_path(str(project.root))).mkdir()
     seen: list[OSError] = []
     assert not events.EventLog(str(project.root), on_error=seen.append).emit("k", {})
     assert len(seen) == 1
@@ -149,7 +156,7 @@ def test_a_handoffs_life_through_the_helpers_and_the_daemon(project: Project) ->
     )
     r = run_script("swarm_handoff.sh", project.tree("coder"), "coder", "draft.txt")
     assert r.returncode == 0, r.stderr
-    name = os.path.basename(r.stdout.split("HANDOFF QUEUED: ")[1].strip())
+    name = Path(r.stdout.split("HANDOFF QUEUED: ")[1].strip()).name
     assert sf("daemon", "run", "--once", "--notify", "none", cwd=project.root).returncode == 0
     for role in ("cleaner", "qa"):
         r = run_script("ready_for_next.sh", project.tree(role), role)
@@ -157,7 +164,7 @@ def test_a_handoffs_life_through_the_helpers_and_the_daemon(project: Project) ->
     for role in ("cleaner", "qa"):
         r = run_script("done_with_current.sh", project.tree(role), role)
         assert r.returncode == 0 and "COMPLETED" in r.stdout, r.stderr
-    batch = os.listdir(project.box("qa", Box.COMPLETED))[0]
+    batch = next(project.box("qa", Box.COMPLETED).iterdir()).name
     sender = {"name": name, "from": "coder", "priority": "40"}
     assert [fields(e) for e in logged(project.root)] == [
         {
@@ -272,7 +279,7 @@ def test_agent_exits_and_restarts_then_follow_ends_with_the_swarm(repo: Path) ->
         started = lambda: logged(repo, "agent-started")  # noqa: E731
         retry_until(lambda: any(e["restarts"] == 1 for e in started()), timeout=30)
         follower = subprocess.Popen(
-            [os.path.join(VENV_BIN, "swarmforge"), "events", "--follow", "--json"],
+            [SWARMFORGE, "events", "--follow", "--json"],
             cwd=repo,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -373,7 +380,7 @@ def test_events_into_head_ends_quietly(tmp_path: Path) -> None:
 def test_forever_follows_until_interrupted(tmp_path: Path) -> None:
     fill(tmp_path, 1)
     follower = subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), "events", "--forever", "--json"],
+        [SWARMFORGE, "events", "--forever", "--json"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -8,13 +8,12 @@ set for one process without a file system of its own.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import signal
 import subprocess
 from pathlib import Path
 
-from tests.support import VENV_BIN, Project, run_script
+from tests.support import SWARMFORGE, VENV_BIN, Project, run_script
 
 
 def _limit(size: int) -> None:
@@ -29,7 +28,7 @@ def swarmforge_on_full_disk(cwd: Path, size: int, *args: str) -> subprocess.Comp
     bytecode written: a short write would leave a truncated cache behind.
     """
     return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        [SWARMFORGE, *args],
         cwd=cwd,
         env={
             "PATH": f"{VENV_BIN}:/usr/bin:/bin",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -30,7 +29,7 @@ def handoff_ok(project: Project, role: str, text: str) -> tuple[Path, message.Ha
 
 def claims(directory: Path) -> list[str]:
     """Drafts a gate has taken and not let go (draftfile.CLAIM_SUFFIX)."""
-    return [n for n in os.listdir(directory) if n.endswith(draftfile.CLAIM_SUFFIX)]
+    return [p.name for p in directory.iterdir() if p.name.endswith(draftfile.CLAIM_SUFFIX)]
 
 
 def errors_of(project: Project, role: str, text: str) -> list[str]:
@@ -369,7 +368,7 @@ def test_corrupt_sequence_is_refused_not_reset(project: Project) -> None:
 def test_api_queues_from_a_worktree(project: Project) -> None:
     project.draft("cleaner", "type: note\nto: coder\npriority: 10\nmessage: hi\n", "d")
     path = gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")
-    assert os.path.dirname(path) == str(project.box("cleaner", Box.OUTBOX))
+    assert Path(path).parent == project.box("cleaner", Box.OUTBOX)
     with pytest.raises(HandoffInvalid) as info:
         project.draft("cleaner", "type: note\n", "d")
         gate.queue_handoff("d", cwd=str(project.tree("cleaner")), role="cleaner")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -54,7 +53,7 @@ def arrive(directory: Path, name: str) -> None:
     """Publish a file the way senders do: written aside, then renamed in."""
     aside = directory.parent / f".{name}.tmp"
     aside.write_text("x")
-    os.rename(aside, directory / name)
+    aside.rename(directory / name)
 
 
 @pytest.mark.parametrize("way", WAYS)

@@ -25,7 +25,7 @@ from swarmforge.daemon.running import running_pid
 from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff.mailbox import Box
 from swarmforge.locks import FileLock, HeldMarker, is_held
-from tests.support import BIN, VENV_BIN, Project, retry_until, script_env
+from tests.support import BIN, SWARMFORGE, VENV_BIN, Project, retry_until, script_env
 from tests.support import queue_note as send
 from tests.support import run_cli as sf
 
@@ -68,7 +68,7 @@ def test_stop_leaves_no_daemon_after_racing_starts(swarm: Project) -> None:
             assert stop.returncode == 0, stop.stderr
             assert running_pid(paths) is None
             assert daemon_processes(swarm.root) == []
-            assert not os.path.exists(paths.stop) and not os.path.exists(paths.pid)
+            assert not Path(paths.stop).exists() and not Path(paths.pid).exists()
 
 
 def test_a_daemon_that_gets_the_lock_during_a_stop_gives_way(swarm: Project) -> None:
@@ -78,14 +78,14 @@ def test_a_daemon_that_gets_the_lock_during_a_stop_gives_way(swarm: Project) -> 
     with HeldMarker(paths.stop):
         r = sf(*once, cwd=swarm.root)
         assert r.returncode == 0 and '"delivered": 0' in r.stdout
-        assert os.path.exists(paths.stop), "the stop in progress keeps its file"
+        assert Path(paths.stop).exists(), "the stop in progress keeps its file"
         assert swarm.names("qa", Box.NEW) == []
-    assert not os.path.exists(paths.stop)
+    assert not Path(paths.stop).exists()
     # A stop file nobody holds (a stop that was killed, or one written by hand) is stale.
     Path(paths.stop).write_text("stop\n")
     r = sf(*once, cwd=swarm.root)
     assert r.returncode == 0 and '"delivered": 1' in r.stdout
-    assert not os.path.exists(paths.stop)
+    assert not Path(paths.stop).exists()
 
 
 def test_a_second_daemon_is_refused_at_once_but_never_by_a_status_probe(tmp_path: Path) -> None:
@@ -116,10 +116,11 @@ def modes(top: Path) -> dict[str, int]:
     found = {}
     for directory, dirs, files in os.walk(top):
         for name in [*dirs, *files]:
-            st = os.lstat(os.path.join(directory, name))
+            path = Path(directory, name)
+            st = path.lstat()
             if not stat.S_ISLNK(st.st_mode):
-                found[os.path.join(directory, name)] = stat.S_IMODE(st.st_mode)
-    found[str(top)] = stat.S_IMODE(os.stat(top).st_mode)
+                found[str(path)] = stat.S_IMODE(st.st_mode)
+    found[str(top)] = stat.S_IMODE(top.stat().st_mode)
     return found
 
 
@@ -137,7 +138,7 @@ def helper(swarm: Project, role: str, script: str, *args: str) -> subprocess.Com
 
 def daemon(swarm: Project, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "daemon", *args],
+        [SWARMFORGE, "daemon", *args],
         cwd=swarm.root,
         env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"},
         capture_output=True,
@@ -208,17 +209,17 @@ def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
     swarm.mailbox("qa").ensure(Box.NEW, Box.IN_PROCESS)
     places = [
         coder.path(Box.OUTBOX_TMP, "50_x.handoff"),  # the gate, killed while installing
-        os.path.join(coder.root, "sequence"),  # the gate, killed while counting
+        str(Path(coder.root) / "sequence"),  # the gate, killed while counting
         swarm.mailbox("qa").path(Box.IN_PROCESS, "50_y.handoff"),  # a helper, killed stamping
         swarm.mailbox("qa").path(Box.NEW, "50_z.handoff"),  # the daemon, killed copying
     ]
     killed = subprocess.run([sys.executable, "-c", KILLED_WRITER, *places], check=False)
     assert killed.returncode == -signal.SIGKILL
     dead = sorted(
-        os.path.join(os.path.dirname(p), n)
+        entry
         for p in places
-        for n in os.listdir(os.path.dirname(p))
-        if n.startswith(".") and n.endswith(".tmp")
+        for entry in Path(p).parent.iterdir()
+        if entry.name.startswith(".") and entry.name.endswith(".tmp")
     )
     assert len(dead) == 4
     # A file a live process is still writing is never touched.
@@ -236,8 +237,8 @@ def test_what_killed_writers_left_is_swept_and_nothing_of_the_living(
             assert daemon.sweep() == 4
         finally:
             daemon.changed.close()
-    assert not any(os.path.exists(p) for p in dead)
-    assert os.path.exists(alive)
+    assert not any(p.exists() for p in dead)
+    assert Path(alive).exists()
     assert (Path(coder.root) / "sequence").read_text() == "000001\n"
 
 
@@ -256,7 +257,7 @@ def test_a_file_that_can_be_neither_delivered_nor_failed_is_logged_once(swarm: P
     stuck = outbox / "50_20260101T000000Z_000009_from_coder_to_qa.handoff"
     stuck.write_bytes(b"not a handoff\n")
     failed = swarm.box("coder", Box.FAILED)
-    os.rmdir(failed)
+    failed.rmdir()
     failed.write_text("in the way of failed/\n")  # failed/ cannot be made
     records = Records()
     log = logging.getLogger(f"test-stuck-{id(swarm)}")
@@ -281,14 +282,15 @@ def test_a_log_left_writable_by_others_is_narrowed_and_a_fifo_log_refused(
     swarm: Project,
 ) -> None:
     paths = Paths(str(swarm.root))
-    os.makedirs(paths.dir)
-    Path(paths.log).write_text("old\n")
-    os.chmod(paths.log, 0o666)
+    log = Path(paths.log)
+    Path(paths.dir).mkdir(parents=True)
+    log.write_text("old\n")
+    log.chmod(0o666)
     assert daemon(swarm, "run", "--once", "--notify", "none").returncode == 0
-    assert stat.S_IMODE(os.stat(paths.log).st_mode) == 0o644
-    assert Path(paths.log).read_text().startswith("old\n")
-    os.unlink(paths.log)
-    os.mkfifo(paths.log)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o644
+    assert log.read_text().startswith("old\n")
+    log.unlink()
+    os.mkfifo(log)
     r = daemon(swarm, "start", "--notify", "none")
     assert r.returncode == 1
     assert r.stderr.startswith(f"{paths.log} is a FIFO, not a regular file.")

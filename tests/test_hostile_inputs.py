@@ -12,7 +12,7 @@ import pytest
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.names import name_problem
-from tests.support import VENV_BIN, Project, run_script
+from tests.support import SWARMFORGE, VENV_BIN, Project, run_script
 from tests.support import queue_note as send
 
 # Generous: each of these used to block forever, and a run that passes takes well under a second.
@@ -26,7 +26,7 @@ def swarm(repo: Path) -> Project:
 
 def deliver_once(swarm: Project) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "daemon", "run", "--once", "--notify", "none"],
+        [SWARMFORGE, "daemon", "run", "--once", "--notify", "none"],
         cwd=swarm.root,
         env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"},
         capture_output=True,
@@ -46,17 +46,17 @@ def test_a_fifo_in_an_outbox_is_failed_and_every_other_file_delivered(swarm: Pro
     os.mkfifo(outbox / fifo)
     # A FIFO squatting on the name of a copy in a recipient's inbox is never opened either.
     squatted = send(swarm, "cleaner", "coder", "squatted", "d2")
-    os.makedirs(swarm.box("coder", Box.NEW), exist_ok=True)
-    os.mkfifo(swarm.box("coder", Box.NEW) / os.path.basename(squatted))
+    swarm.box("coder", Box.NEW).mkdir(parents=True, exist_ok=True)
+    os.mkfifo(swarm.box("coder", Box.NEW) / Path(squatted).name)
 
     r = deliver_once(swarm)
 
     assert r.returncode == 0, r.stderr
-    assert swarm.names("qa", Box.NEW) == [os.path.basename(good)]
+    assert swarm.names("qa", Box.NEW) == [Path(good).name]
     failed = swarm.box("coder", Box.FAILED)
     assert (failed / fifo).is_fifo()
     assert (failed / f"{fifo}.error").read_text() == "not a regular file (a FIFO)\n"
-    reason = (swarm.box("cleaner", Box.FAILED) / f"{os.path.basename(squatted)}.error").read_text()
+    reason = (swarm.box("cleaner", Box.FAILED) / f"{Path(squatted).name}.error").read_text()
     assert reason.startswith("a different handoff named")
     assert swarm.names("coder", Box.OUTBOX) == ["tmp"]
 
@@ -65,10 +65,10 @@ def test_a_directory_or_a_link_to_a_device_never_stops_delivery(swarm: Project) 
     good = send(swarm, "coder", "qa", "good")
     outbox = swarm.box("coder", Box.OUTBOX)
     (outbox / gate_name("1", priority="00")).mkdir()  # not an item: left alone
-    os.symlink("/dev/zero", outbox / gate_name("2", priority="00"))
+    (outbox / gate_name("2", priority="00")).symlink_to("/dev/zero")
     r = deliver_once(swarm)
     assert r.returncode == 0, r.stderr
-    assert swarm.names("qa", Box.NEW) == [os.path.basename(good)]
+    assert swarm.names("qa", Box.NEW) == [Path(good).name]
     error = swarm.box("coder", Box.FAILED) / f"{gate_name('2', priority='00')}.error"
     assert error.read_text() == "not a regular file (a symbolic link)\n"
 
@@ -160,7 +160,7 @@ def test_an_outbox_file_with_a_forged_name_goes_to_failed(swarm: Project) -> Non
     other = send(swarm, "coder", "qa", "another", "d2")
     r = deliver_once(swarm)
     assert r.returncode == 0, r.stderr
-    assert swarm.names("qa", Box.NEW) == [os.path.basename(other)]
+    assert swarm.names("qa", Box.NEW) == [Path(other).name]
     assert (swarm.box("coder", Box.FAILED) / renamed.name).exists()
     error = (swarm.box("coder", Box.FAILED) / f"{renamed.name}.error").read_text()
     assert error.count("\n") == 1, "the reason is one line whatever the name holds"
@@ -232,9 +232,9 @@ def test_a_full_disk_leaves_no_temporary_copy_behind(swarm: Project) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "File too large\n" * 3
-    assert os.listdir(swarm.box("qa", Box.NEW)) == []
+    assert list(swarm.box("qa", Box.NEW).iterdir()) == []
     assert swarm.names("cleaner", Box.NEW) == []
-    assert os.path.exists(path), "the original waits for a retry"
+    assert Path(path).exists(), "the original waits for a retry"
 
 
 def test_a_name_too_long_for_its_temporary_copies_is_refused_by_the_gate(repo: Path) -> None:
@@ -249,4 +249,4 @@ def test_a_name_too_long_for_its_temporary_copies_is_refused_by_the_gate(repo: P
     swarm.draft("coder", f"type: note\nto: {two}\npriority: 50\nmessage: m\n")
     path = run_script("swarm_handoff.sh", swarm.tree("coder"), "coder", "draft.txt").stdout
     assert deliver_once(swarm).returncode == 0
-    assert swarm.names(long_roles[0], Box.NEW) == [os.path.basename(path.split(": ", 1)[1].strip())]
+    assert swarm.names(long_roles[0], Box.NEW) == [Path(path.split(": ", 1)[1].strip()).name]

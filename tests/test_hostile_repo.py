@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import pytest
@@ -51,7 +50,7 @@ def test_a_linked_inbox_is_refused_for_that_role_only(
     target = outside(tmp_path)
     tree = project.tree("cleaner")
     rel = {".swarmforge": ".swarmforge", "handoffs": ".swarmforge/handoffs"}.get(
-        box, os.path.join(".swarmforge", "handoffs", box)
+        box, Path(".swarmforge", "handoffs", box)
     )
     link = tree / rel
     if link.exists():
@@ -160,8 +159,8 @@ def test_a_tracked_outbox_file_is_failed_never_delivered(project: Project) -> No
     outcomes = {o.name: o for o in make_daemon(project).run_once()}
     assert outcomes[name].status == FAILED
     assert outcomes[name].reason == delivery.TRACKED
-    assert outcomes[os.path.basename(real)].status == DELIVERED
-    assert project.names("cleaner", Box.NEW) == [os.path.basename(real)]
+    assert outcomes[Path(real).name].status == DELIVERED
+    assert project.names("cleaner", Box.NEW) == [Path(real).name]
     failed = project.box("coder", Box.FAILED)
     assert (failed / f"{name}.error").read_text() == delivery.TRACKED + "\n"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,13 @@ from swarmforge.config.conf import load_config, parse_config
 from swarmforge.config.prompts import shipped_articles_dir, shipped_packs_dir, shipped_roles_dir
 from swarmforge.config.scaffold import packs
 from swarmforge.errors import SwarmforgeError
+from tests.support import SWARMFORGE, VENV_BIN
 
-SWARMFORGE = os.path.join(os.path.dirname(sys.executable), "swarmforge")
 PACKS = packs()
 
 
 def sf(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin"}
     # Test infrastructure only: lets coverage follow the command into its interpreter.
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     return subprocess.run(

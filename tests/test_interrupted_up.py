@@ -316,7 +316,7 @@ def _purge_leaves_nothing(repo: Path, count: int) -> None:
     r = sf("down", "--purge", cwd=repo)
     assert r.returncode == 0, r.stderr
     assert r.stdout.endswith(f"stopped; removed {count} worktree(s)\n")
-    assert os.listdir(repo / ".worktrees") == []
+    assert list((repo / ".worktrees").iterdir()) == []
     nothing_left(repo)
     assert _registered(repo) == [str(repo)]
 
@@ -334,7 +334,7 @@ def test_down_purge_reports_only_the_worktrees_it_removed(
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["removed"] == ["bw"]
-    assert os.listdir(repo / ".worktrees") == [] and _registered(repo) == [str(repo)]
+    assert list((repo / ".worktrees").iterdir()) == [] and _registered(repo) == [str(repo)]
     nothing_left(repo)
     beside()
 
@@ -350,7 +350,7 @@ def test_gc_removes_half_made_directories_keeps_work_and_says_which(
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert (report["cleared"], report["worktrees"], report["rolled_back"]) == (["aw", "bw"], [], [])
-    assert sorted(os.listdir(repo / ".worktrees")) == ["cw"]
+    assert sorted(p.name for p in (repo / ".worktrees").iterdir()) == ["cw"]
     assert work.read_text() == "someone's work\n"
     r = sf("gc", cwd=repo)
     assert r.returncode == 0 and r.stdout == "nothing to clean up\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -181,10 +180,10 @@ def test_a_resumed_run_journals_each_task_enqueued_once(tmp_path: Path) -> None:
         }
     )
     assert Orchestrator(str(tmp_path), s).run().parked == {"risky": "tier-t4"}
-    run_dir = os.path.join(runs_dir(str(tmp_path)), run_id(s))
-    ledgers.approve(run_dir, "risky", "test")
+    run_dir = Path(runs_dir(str(tmp_path))) / run_id(s)
+    ledgers.approve(str(run_dir), "risky", "test")
     assert Orchestrator(str(tmp_path), s).run().counts == {"done": 4}
-    events, _ = read_events(os.path.join(run_dir, EVENTS))
+    events, _ = read_events(str(run_dir / EVENTS))
     ids = [e.id for e in events if isinstance(e, TaskEnqueued)]
     assert sorted(ids) == ["after", "lead", "risky", "sub"]
     assert [e.kind for e in events].count("run-resumed") == 1
@@ -196,7 +195,7 @@ def fill(journal: Journal) -> None:
     journal.append("task-state", id="a", status="running", pid=42)
     states = {"a": "running", "b": "blocked", "c": "parked"}
     assert journal.next_seq == 6
-    write_checkpoint(os.path.dirname(journal.path), journal.next_seq, states, ["c"])
+    write_checkpoint(str(Path(journal.path).parent), journal.next_seq, states, ["c"])
     journal.append("checkpoint", states=states, parked=["c"])
     journal.append("task-state", id="a", status="done", exitCode=0)
     journal.append("task-state", id="b", status="ready")

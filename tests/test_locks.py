@@ -25,7 +25,7 @@ def test_exclusive_makes_its_file_and_keeps_it(tmp_path: Path) -> None:
     with Exclusive(path):
         assert is_held(path)
     assert not is_held(path)
-    assert os.path.isfile(path)
+    assert Path(path).is_file()
 
 
 def test_exclusive_waits_its_turn_in_threads_of_one_process(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -40,7 +39,7 @@ def hand_over(swarm: Project, sender: str, to: str, commit: str) -> str:
     """Queue a git_handoff of `commit` through the gate; the outbox file's name."""
     swarm.draft(sender, f"type: git_handoff\nto: {to}\npriority: 50\ntask: t\ncommit: {commit}\n")
     path = gate.queue_handoff("draft.txt", cwd=str(swarm.tree(sender)), role=sender)
-    return os.path.basename(path)
+    return Path(path).name
 
 
 def deliver(swarm: Project) -> None:
@@ -125,9 +124,9 @@ def outbox_handoff(swarm: Project, sender: str, handoff: message.Handoff, name: 
     """Put a finished handoff in `sender`'s outbox, as the gate installs one."""
     box = swarm.mailbox(sender)
     box.ensure(Box.OUTBOX_TMP)
-    tmp = box.path(Box.OUTBOX_TMP, "." + name + ".tmp")
-    Path(tmp).write_bytes(handoff.render())
-    os.rename(tmp, box.path(Box.OUTBOX, name))
+    tmp = Path(box.path(Box.OUTBOX_TMP, "." + name + ".tmp"))
+    tmp.write_bytes(handoff.render())
+    tmp.rename(box.path(Box.OUTBOX, name))
 
 
 def test_a_commit_the_repository_lacks_is_marked_missing(swarm: Project) -> None:

@@ -261,7 +261,7 @@ def test_unknown_paths_are_404_and_recorded(scripted: tuple[ModelServer, Scripte
 def path_env() -> str:
     """PATH for an agent: node (codex's launcher needs it) and the system's tools."""
     node = shutil.which("node")
-    return os.pathsep.join([*([os.path.dirname(node)] if node else []), "/usr/bin", "/bin"])
+    return os.pathsep.join([*([str(Path(node).parent)] if node else []), "/usr/bin", "/bin"])
 
 
 def claude_env(home: Path, base_url: str) -> dict[str, str]:

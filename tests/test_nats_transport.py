@@ -3,7 +3,6 @@ against a real nats-server (tests/natsserver.py)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -188,7 +187,7 @@ def outbox_file(root: Path, handoff_id: str = "20260615T140531Z_000001_from_code
 
 
 def visible(box: Mailbox, where: str) -> list[str]:
-    return sorted(os.listdir(box.path(where)))
+    return sorted(p.name for p in Path(box.path(where)).iterdir())
 
 
 def test_a_sent_handoff_arrives_as_the_copy_local_delivery_would_make(
@@ -270,15 +269,14 @@ def test_a_copy_already_taken_by_its_role_is_not_made_again(
     consumer = transport.consumer("cleaner")
     incoming.receive(consumer, inbox.worktree, timeout=0.5)
     inbox.ensure(Box.COMPLETED)
-    os.rename(inbox.path(Box.NEW, NAME), inbox.path(Box.COMPLETED, NAME))
+    Path(inbox.path(Box.NEW, NAME)).rename(inbox.path(Box.COMPLETED, NAME))
     transport.publish("cleaner", "again:cleaner", fsread(path), {outgoing.NAME_HEADER: NAME})
     assert incoming.receive(consumer, inbox.worktree, timeout=0.5)[0].status == incoming.DUPLICATE
     assert visible(inbox, Box.NEW) == []
 
 
 def fsread(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+    return Path(path).read_bytes()
 
 
 def test_a_different_handoff_under_a_taken_name_goes_to_failed(
@@ -309,7 +307,7 @@ def test_mail_without_a_handoff_file_name_is_set_aside(transport: object, tmp_pa
     transport.publish("cleaner", "odd:cleaner", b"id: x\n\nbody", {outgoing.NAME_HEADER: "../x"})
     [result] = incoming.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
     assert result.status == incoming.FAILED and result.name.startswith("unnamed_")
-    assert os.path.exists(inbox.path(Box.FAILED, result.name))
+    assert Path(inbox.path(Box.FAILED, result.name)).exists()
 
 
 # -- doctor -----------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_a_git_handoff_crosses_to_a_cleaner_on_another_host_who_merges_it(
     cleaner = role_tree(box_b, "cleaner")
     retry_until(lambda: len(completed(cleaner)) == 1, timeout=60)
     coder = role_tree(first, "coder")
-    sent = os.listdir(Mailbox(str(coder)).path(Box.SENT))
+    sent = [p.name for p in Path(Mailbox(str(coder)).path(Box.SENT)).iterdir()]
     assert len(sent) == 1 and sent[0].endswith("_to_cleaner.handoff")
     copy = message.read(str(completed(cleaner)[0]))
     assert copy.get("from") == "coder" and copy.get("recipient") == "cleaner"
@@ -151,8 +151,10 @@ def test_a_host_that_was_down_receives_what_was_queued_for_it(hosts: tuple[Path,
     # box-b has not started: the mail waits on the server, the originals are sent.
     coder = role_tree(first, "coder")
     names = [note(coder, "coder", "cleaner", f"note {i}") for i in range(3)]
-    retry_until(lambda: len(os.listdir(Mailbox(str(coder)).path(Box.SENT))) == 3, timeout=30)
-    assert os.listdir(Mailbox(str(coder)).path(Box.OUTBOX)) == ["tmp"]
+    mailbox = Mailbox(str(coder))
+    sent_box, out_box = Path(mailbox.path(Box.SENT)), Path(mailbox.path(Box.OUTBOX))
+    retry_until(lambda: len(list(sent_box.iterdir())) == 3, timeout=30)
+    assert [p.name for p in out_box.iterdir()] == ["tmp"]
     # The user's own handoff, from the first host's main checkout, crosses too.
     sent = sf("send", "cleaner", "from the user", cwd=first)
     assert sent.returncode == 0, sent.stderr
@@ -162,7 +164,7 @@ def test_a_host_that_was_down_receives_what_was_queued_for_it(hosts: tuple[Path,
     assert up_b.returncode == 0, up_b.stderr
     cleaner = role_tree(box_b, "cleaner")
     retry_until(lambda: len(completed(cleaner)) == 4, timeout=60)
-    assert sorted(p.name for p in completed(cleaner)) == sorted(os.path.basename(n) for n in names)
+    assert sorted(p.name for p in completed(cleaner)) == sorted(Path(n).name for n in names)
 
 
 def test_up_says_in_one_line_that_the_server_cannot_be_reached(repo: Path, tmp_path: Path) -> None:
@@ -221,7 +223,7 @@ class Host:
         rows = [
             f"{r}\t{r}\t{root}/.worktrees/{r}\tswarmforge-{r}\t{r}\tcodex\ttask" for r in remote
         ]
-        with open(root / ".swarmforge" / "roles.tsv", "a") as f:
+        with (root / ".swarmforge" / "roles.tsv").open("a") as f:
             f.write("\n".join(rows) + "\n")
         (root / ".swarmforge" / "remote.tsv").write_text(
             "".join(f"{r}\t{h}\n" for r, h in remote.items())
@@ -280,7 +282,7 @@ def test_200_broadcasts_survive_killed_daemons_and_a_restarted_server(
     try:
         for i in range(200):
             name = queue_note(sender.project, "sender", "r1,r2,r3", f"n{i}", f"d{i}")
-            texts[os.path.basename(name)] = f"n{i}"
+            texts[Path(name).name] = f"n{i}"
             if rng.random() < 0.08:
                 victim = rng.choice(hosts)
                 victim.kill()
@@ -290,7 +292,7 @@ def test_200_broadcasts_survive_killed_daemons_and_a_restarted_server(
                 nats_server.restart(kill=True)
         wanted = sorted(texts)
         sent = sender.project.box("sender", Box.SENT)
-        retry_until(lambda: len(os.listdir(sent)) == 200, timeout=180)
+        retry_until(lambda: len(list(sent.iterdir())) == 200, timeout=180)
         boxes = [(hosts[1], "r1"), (hosts[1], "r2"), (hosts[2], "r3")]
         for host, role in boxes:
             got = host.project
@@ -302,7 +304,7 @@ def test_200_broadcasts_survive_killed_daemons_and_a_restarted_server(
             for name in wanted:
                 copy = message.read(str(host.project.box(role, Box.NEW) / name))
                 assert (copy.get("recipient"), copy.get("message")) == (role, texts[name])
-        assert sorted(os.listdir(sent)) == wanted
+        assert sorted(p.name for p in sent.iterdir()) == wanted
         assert sender.project.names("sender", Box.OUTBOX) == ["tmp"]
         assert sender.project.names("sender", Box.FAILED) == []
     finally:
@@ -345,7 +347,7 @@ def test_status_json_of_a_host_lists_the_roles_of_the_other(hosts: tuple[Path, P
 def stranded_project(repo: Path, toml: str) -> Project:
     """qa here, cleaner on box-b (remote.tsv), coder sending to both."""
     project = Project(repo, {"coder": "task", "qa": "task"})
-    with open(repo / ".swarmforge" / "roles.tsv", "a") as f:
+    with (repo / ".swarmforge" / "roles.tsv").open("a") as f:
         f.write(
             f"cleaner\tcleaner\t{repo}/.worktrees/cleaner\tswarmforge-cleaner\tC\tcodex\ttask\n"
         )
@@ -368,7 +370,7 @@ def test_mail_for_another_host_waits_in_the_outbox_without_a_transport(repo: Pat
     project = stranded_project(repo, "")
     queued = queue_note(project, "coder", "qa,cleaner")
     daemon_once(repo)
-    name = os.path.basename(queued)
+    name = Path(queued).name
     assert project.names("qa", Box.NEW) == [name]  # the copy for this host is made
     assert name in project.names("coder", Box.OUTBOX)  # the original waits
     assert not (repo / ".worktrees" / "cleaner").exists()  # nothing made for box-b's role
@@ -382,7 +384,7 @@ def test_a_transport_without_nats_py_is_one_clear_line_and_local_mail_still_flow
     project = stranded_project(repo, '[transport]\nurl = "nats://127.0.0.1:1"\nproject = "p"\n')
     queued = queue_note(project, "coder", "qa,cleaner")
     daemon_once(repo, "import sys; sys.modules['nats'] = None; ")
-    name = os.path.basename(queued)
+    name = Path(queued).name
     assert project.names("qa", Box.NEW) == [name]
     assert name in project.names("coder", Box.OUTBOX)
     log = (repo / ".swarmforge" / "daemon" / "handoffd.log").read_text()
@@ -400,16 +402,16 @@ def test_hosts_cut_off_from_the_server_for_a_while_catch_up(
     try:
         first = queue_note(sender.project, "sender", "r1,r2,r3", "before", "d0")
         r3 = hosts[2].project
-        retry_until(lambda: os.path.basename(first) in r3.names("r3", Box.NEW), timeout=30)
+        retry_until(lambda: Path(first).name in r3.names("r3", Box.NEW), timeout=30)
         nats_server.stop()
         texts = {}
         for i in range(10):
             name = queue_note(sender.project, "sender", "r1,r2,r3", f"away {i}", f"d{i + 1}")
-            texts[os.path.basename(name)] = f"away {i}"
+            texts[Path(name).name] = f"away {i}"
         time.sleep(15)  # the daemons try again and again meanwhile; nothing may be lost
         assert len(sender.project.names("sender", Box.OUTBOX)) == 11  # 10 items and tmp/
         nats_server.start()
-        wanted = sorted([os.path.basename(first), *texts])
+        wanted = sorted([Path(first).name, *texts])
         for host, role in [(hosts[1], "r1"), (hosts[1], "r2"), (hosts[2], "r3")]:
             got = host.project
             retry_until(lambda got=got, role=role: len(got.names(role, Box.NEW)) >= 11, timeout=60)

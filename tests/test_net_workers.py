@@ -24,7 +24,7 @@ from swarmforge.run.remote.messages import TaskResult
 from swarmforge.run.remote.taskqueue import TaskQueue
 from swarmforge.run.spec.runspec import RunSpec, canonical_json, run_id
 from tests.natsserver import NatsServer, free_port, nats_server, running_server
-from tests.support import GIT_ENV, VENV_BIN, git, make_template, retry_until
+from tests.support import GIT_ENV, SWARMFORGE, VENV_BIN, git, make_template, retry_until
 
 __all__ = ["nats_server"]  # the fixture, used by name
 
@@ -36,13 +36,18 @@ def cli(*args: str, cwd: Path, extra: dict[str, str] | None = None) -> subproces
     env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", **GIT_ENV, **(extra or {})}
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     return subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), *args],
+        [SWARMFORGE, *args],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def journal_events(root: Path, rid: str) -> list[Event]:
+    """The events that run `rid` of the project at `root` journaled."""
+    return read_events(str(Path(runs_dir(str(root))) / rid / EVENTS))[0]
 
 
 def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
@@ -84,7 +89,7 @@ class Setup:
         return cli(*args, cwd=self.root)
 
     def events(self, rid: str) -> list[Event]:
-        return read_events(os.path.join(runs_dir(str(self.root)), rid, EVENTS))[0]
+        return journal_events(self.root, rid)
 
     def states(self, rid: str, task: str) -> list[tuple[str, str | None]]:
         return [
@@ -265,11 +270,11 @@ def test_a_late_duplicate_result_is_ignored(setup: Setup, tmp_path: Path) -> Non
     setup.worker("one")
     setup.worker("two")
     errors = tmp_path / "run.err"
-    with open(errors, "w") as err_file:
+    with errors.open("w") as err_file:
         env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", **GIT_ENV}
         args = ["run", str(tmp_path / "spec.json"), "--workers", "--ack-wait", ACK_WAIT]
         run = subprocess.Popen(
-            [os.path.join(VENV_BIN, "swarmforge"), *args],
+            [SWARMFORGE, *args],
             cwd=setup.root,
             env=env,
             stdout=subprocess.PIPE,
@@ -367,7 +372,7 @@ def test_workers_need_transport_and_a_reachable_server(tmp_path: Path) -> None:
     code, _, err = finish(cli("run", str(tmp_path / "spec.json"), "--workers", cwd=root))
     assert code == 1 and err.count("\n") == 1 and "cannot connect" in err, err
     rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
-    assert read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0] == []
+    assert journal_events(root, rid) == []
 
 
 def test_a_local_run_without_workers_is_unchanged(tmp_path: Path) -> None:
@@ -387,7 +392,7 @@ def test_a_local_run_without_workers_is_unchanged(tmp_path: Path) -> None:
     assert code == 0, err
     assert log.read_text().split() == ["a", "g"]
     rid = run_id(RunSpec.model_validate({"goal": "g", "tasks": tasks}))
-    events = read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0]
+    events = journal_events(root, rid)
     running = [e for e in events if isinstance(e, TaskState) and e.status == "running"]
     assert [e.reason for e in running] == [None, None]
 
@@ -439,9 +444,9 @@ def test_a_second_stop_hands_the_task_back_at_once(setup: Setup, tmp_path: Path)
     said = tmp_path / "first.err"
     args = ["worker", "--nats", setup.url, "--hub", str(setup.hub), "--dir", str(tmp_path / "w1")]
     env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", **GIT_ENV}
-    with open(said, "w") as err_file:
+    with said.open("w") as err_file:
         first = subprocess.Popen(
-            [os.path.join(VENV_BIN, "swarmforge"), *args, "--name", "first"],
+            [SWARMFORGE, *args, "--name", "first"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=err_file,

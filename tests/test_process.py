@@ -15,7 +15,7 @@ from swarmforge import host, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import detach, liveness, policy, popen, spawn
-from tests.support import VENV_BIN, completed, git, kick, make_swarm, retry_until
+from tests.support import SWARMFORGE, VENV_BIN, completed, git, kick, make_swarm, retry_until
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -183,7 +183,7 @@ def test_a_git_dir_in_the_parent_reaches_no_planned_run_task(repo: Path, tmp_pat
         "GIT_INDEX_FILE": str(bystander / "index"),
     }
     done = subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "run", "spec.json"],
+        [SWARMFORGE, "run", "spec.json"],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -206,7 +206,7 @@ def test_a_git_dir_in_the_parent_reaches_no_agent_of_a_swarm(repo: Path, tmp_pat
         "HOME": "/nonexistent",
         "GIT_DIR": str(tmp_path / "elsewhere" / ".git"),
     }
-    sf = [os.path.join(VENV_BIN, "swarmforge")]
+    sf = [SWARMFORGE]
     up = subprocess.run([*sf, "up", "--backend", "headless"], cwd=repo, env=env, timeout=120)
     assert up.returncode == 0
     try:
@@ -239,7 +239,7 @@ def test_one_process_table_finds_each_tree_as_psutil_does() -> None:
 
 
 def open_fds() -> set[str]:
-    return set(os.listdir("/dev/fd"))
+    return {p.name for p in Path("/dev/fd").iterdir()}
 
 
 def test_run_closes_every_pipe_when_the_program_cannot_start(tmp_path: Path) -> None:
@@ -282,7 +282,7 @@ def test_run_gives_its_child_the_default_sigpipe() -> None:
     assert done.stderr.strip() == str(128 + signal.SIGPIPE).encode(), "SIGPIPE ignored"
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux's /proc")
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's /proc")
 def test_run_gives_its_child_every_signal_python_ignores_back() -> None:
     status = spawn.run(["cat", "/proc/self/status"]).stdout.decode()
     ignored = int(env_lines(status.replace(":\t", "="))["SigIgn"], 16)

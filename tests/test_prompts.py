@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -60,7 +59,7 @@ def test_the_instruction_points_at_the_constitution_and_the_role_prompt() -> Non
     assert "swarmforge/constitution.prompt" in text and "swarmforge/roles/QA.prompt" in text
     assert text.count("\n") == 2
     path = prompts.instruction_path("/p/x", "QA")
-    assert path == os.path.join("/p/x", ".swarmforge", "prompts", "QA.md")
+    assert path == "/p/x/.swarmforge/prompts/QA.md"
 
 
 def test_the_tool_ships_a_constitution_and_shared_articles() -> None:

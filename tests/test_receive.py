@@ -15,7 +15,7 @@ from swarmforge.handoff import message
 from swarmforge.handoff.done import done_task
 from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.ready import ready_task
-from tests.support import VENV_BIN, Project, run_script, script_env
+from tests.support import SWARMFORGE, VENV_BIN, Project, run_script, script_env
 
 
 def note(
@@ -165,10 +165,10 @@ def test_batch_mode_groups_the_top_priority(project: Project) -> None:
     c = note(project, "qa", "50_20260101T000000Z_000002_from_coder_to_qa.handoff")
     code, out, err = call(project, "qa", "ready_for_next.sh")
     assert (code, err) == (0, "")
-    batches = os.listdir(project.box("qa", Box.IN_PROCESS))
-    assert len(batches) == 1 and batches[0].startswith("batch_")
-    batch = project.box("qa", Box.IN_PROCESS) / batches[0]
-    assert sorted(os.listdir(batch)) == [a.name, b.name]
+    batches = list(project.box("qa", Box.IN_PROCESS).iterdir())
+    assert len(batches) == 1 and batches[0].name.startswith("batch_")
+    batch = batches[0]
+    assert sorted(p.name for p in batch.iterdir()) == [a.name, b.name]
     assert out == (
         f"BATCH: {batch}\nCOUNT: 2\nPRIORITY: 20\n"
         f"\nBATCH_ITEM: 1\n{task_text(batch / a.name, '20')}"
@@ -181,8 +181,7 @@ def test_batch_mode_groups_the_top_priority(project: Project) -> None:
     code, out, err = call(project, "qa", "done_with_current.sh")
     done = project.box("qa", Box.COMPLETED) / batch.name
     assert (code, err) == (0, "")
-    second = os.listdir(project.box("qa", Box.IN_PROCESS))[0]
-    next_batch = project.box("qa", Box.IN_PROCESS) / second
+    next_batch = next(project.box("qa", Box.IN_PROCESS).iterdir())
     assert out == (
         f"COMPLETED: {done / a.name}\nCOMPLETED: {done / b.name}\n"
         f"COMPLETED_BATCH: {done}\n"
@@ -190,7 +189,7 @@ def test_batch_mode_groups_the_top_priority(project: Project) -> None:
         f"\nBATCH_ITEM: 1\n{task_text(next_batch / c.name)}"
     )
     assert all(message.read(str(p)).get("completed_at") for p in done.iterdir())
-    assert next_batch != batch and sorted(os.listdir(done)) == [a.name, b.name]
+    assert next_batch != batch and sorted(p.name for p in done.iterdir()) == [a.name, b.name]
 
     code, out, _ = call(project, "qa", "done_with_current_batch.sh")
     assert code == 0 and out.endswith("NO_TASK\n")
@@ -303,7 +302,7 @@ def test_a_batch_sets_corrupt_queued_files_aside(repo: Path) -> None:
     report = json.loads(r.stdout)
     aside = str(project.box("qa", Box.FAILED) / bad.name)
     assert report["set_aside"] == [{"path": aside, "reason": f"{bad}, line 1: not valid UTF-8"}]
-    assert [os.path.basename(t["path"]) for t in report["next"]["items"]] == [
+    assert [Path(t["path"]).name for t in report["next"]["items"]] == [
         "50_a.handoff",
         "50_c.handoff",
     ]
@@ -329,7 +328,7 @@ def test_main_checkout_role_and_json(repo: Path) -> None:
     r = run_script("ready_for_next.sh", sub, "lead")
     assert (r.returncode, r.stdout) == (0, "NO_TASK\n")
     out = subprocess.run(
-        [os.path.join(VENV_BIN, "swarmforge"), "done", "--json"],
+        [SWARMFORGE, "done", "--json"],
         cwd=project.root,
         env=script_env("lead"),
         capture_output=True,

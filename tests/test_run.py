@@ -29,7 +29,7 @@ from swarmforge.run.preflight import preflight
 from swarmforge.run.spec.runspec import RunSpec, run_id
 from swarmforge.run.spec.task import SubtaskSpec
 from swarmforge.run.spec.toplevel import TaskSpec
-from tests.support import VENV_BIN, Project, git, retry_until, run_script
+from tests.support import SWARMFORGE, VENV_BIN, Project, git, retry_until, run_script
 from tests.support import run_cli as sf
 
 
@@ -42,7 +42,7 @@ def sh(script: str) -> list[str]:
 
 
 def events(root: Path, rid: str) -> list[Event]:
-    return read_events(os.path.join(runs_dir(str(root)), rid, EVENTS))[0]
+    return read_events(str(Path(runs_dir(str(root))) / rid / EVENTS))[0]
 
 
 def test_a_dag_runs_in_dependency_order_and_failures_block_dependents(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_isolation_fails_closed_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(IsolationUnavailable):
         Orchestrator(str(tmp_path), s).run()
     assert not (tmp_path / "plain-ran").exists() and not list(tmp_path.rglob("marker"))
-    assert not os.path.exists(runs_dir(str(tmp_path))), "nothing was journaled"
+    assert not Path(runs_dir(str(tmp_path))).exists(), "nothing was journaled"
 
 
 def test_isolated_tasks_get_a_worktree_and_port_removed_afterwards(repo: Path) -> None:
@@ -167,7 +167,7 @@ def test_isolated_tasks_get_a_worktree_and_port_removed_afterwards(repo: Path) -
     rid = run_id(s)
     trail = [e for e in events(repo, rid) if e.kind == "worktree"]
     assert [e.action for e in trail] == ["created", "removed"]  # type: ignore[union-attr]
-    assert not os.path.exists(trail[0].path)  # type: ignore[union-attr]
+    assert not Path(trail[0].path).exists()  # type: ignore[union-attr]
     rescued = git(repo, "show", f"refs/swarmforge/rescue/{rid}/iso:port")
     assert 4000 <= int(rescued) < 5000
     assert git(repo, "show", f"refs/swarmforge/rescue/{rid}/iso:where") == trail[0].path  # type: ignore[union-attr]
@@ -294,7 +294,7 @@ def test_sigkill_mid_run_then_resume_never_reruns_a_finished_task(tmp_path: Path
         assert 1 <= ran <= starts[str(task["id"])], task["id"]
         assert log.count(f"end {task['id']}") >= 1
     assert any(n > 1 for n in starts.values()), "some orphan ran again"
-    final = resume_states(os.path.join(runs_dir(str(tmp_path)), rid))[0]
+    final = resume_states(str(Path(runs_dir(str(tmp_path))) / rid))[0]
     assert set(final.values()) == {"done"}
 
 
@@ -503,7 +503,7 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
     rid = run_id(RunSpec.model_validate_json((tmp_path / "spec.json").read_text()))
     env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
     proc = subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), "run", "spec.json"],
+        [SWARMFORGE, "run", "spec.json"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -513,7 +513,7 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
-    states, journal = resume_states(os.path.join(runs_dir(str(tmp_path)), rid))
+    states, journal = resume_states(str(Path(runs_dir(str(tmp_path))) / rid))
     journal.close()
     assert states == {"long": "running"}, "an orphan: it runs again on the next resume"
 

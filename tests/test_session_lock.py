@@ -15,7 +15,7 @@ import psutil
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
-from tests.support import VENV_BIN, make_swarm, nothing_left, retry_until
+from tests.support import SWARMFORGE, VENV_BIN, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
 CONF = "".join(f"window {n} exec {n} task sh -c 'cat > got.txt'\n" for n in ("aw", "bw"))
@@ -119,7 +119,7 @@ def test_up_down_and_gc_during_an_up_are_refused_and_stop_nothing(repo: Path) ->
     setup = f"touch {entered}; read line < {go}"
     (repo / "swarmforge" / "swarmforge.toml").write_text(f"[bootstrap]\nsetup = ['{setup}']\n")
     first = subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), "up", "--backend", "headless"],
+        [SWARMFORGE, "up", "--backend", "headless"],
         cwd=repo,
         env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"},
         stdout=subprocess.PIPE,
@@ -130,7 +130,7 @@ def test_up_down_and_gc_during_an_up_are_refused_and_stop_nothing(repo: Path) ->
         retry_until(entered.exists, timeout=60)
         results = at_once(repo, ["down"], ["up", "--backend", "headless"], ["gc"])
         assert all(refused(r) for r in results)
-        with open(go, "w") as release:
+        with go.open("w") as release:
             release.write("go\n")
         out, err = first.communicate(timeout=120)
         assert first.returncode == 0, err

@@ -127,7 +127,7 @@ def test_runner_killed_20_times_then_gc_leaves_nothing_and_loses_no_work(repo: P
             kick(record, "alpha", "delta") if not completed(record, "alpha") else None
         time.sleep(rng.uniform(0.0, 0.4))
         os.kill(record.runner_pid, signal.SIGKILL)
-        retry_until(lambda: not is_held(os.path.join(repo, RUNNER_LOCK)))
+        retry_until(lambda: not is_held(str(repo / RUNNER_LOCK)))
     report = json.loads(sf("gc", "--json", cwd=repo).stdout)
     assert report["live"] is False
     nothing_left(repo)
@@ -219,7 +219,7 @@ def test_tmux_backend_runs_an_interactive_agent_and_wakes_it(repo: Path, tmp_pat
         qa = record.role("qa")
         assert qa is not None
         (Path(qa.path) / "d").write_text("type: note\nto: coder\npriority: 50\nmessage: hi\n")
-        helper = os.path.join(repo, ".swarmforge", "bin", "swarm_handoff.sh")
+        helper = repo / ".swarmforge" / "bin" / "swarm_handoff.sh"
         sent = subprocess.run(
             [helper, "d"],
             cwd=qa.path,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -226,7 +225,7 @@ def _bin(tmp_path: Path, *names: str) -> str:
     directory.mkdir(exist_ok=True)
     for name in names:
         (directory / name).write_text("#!/bin/sh\n")
-        os.chmod(directory / name, 0o755)
+        (directory / name).chmod(0o755)
     return str(directory)
 
 

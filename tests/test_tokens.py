@@ -204,7 +204,7 @@ def test_the_meter_agrees_with_a_whole_read_as_claude_transcripts_change(tmp_pat
     assert spent() == 150
     replacement = tmp_path / "new.jsonl"
     replacement.write_text(_claude_line("m5", 5, cwd))
-    os.replace(replacement, first)  # a file replaced: read from its start
+    replacement.replace(first)  # a file replaced: read from its start
     assert spent() == 105
     # Rewritten in place, longer than before: read from its start too.
     first.write_text(_claude_line("m6", 60, cwd) + _claude_line("m7", 70, cwd) + "\n" * 400)
@@ -245,7 +245,7 @@ def test_the_meter_agrees_with_a_whole_read_as_codex_rollouts_change(tmp_path: P
     assert spent().input == 307
     replacement = tmp_path / "new.jsonl"
     replacement.write_text(_codex_meta(cwd) + _codex_line(1))
-    os.replace(replacement, ours)
+    replacement.replace(ours)
     assert spent().input == 8
 
 

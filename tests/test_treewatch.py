@@ -7,7 +7,6 @@ silence with a change that must be reported (`mark`).
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -59,7 +58,7 @@ class Seen:
 
 
 def skipped(path: str) -> bool:
-    name = os.path.basename(path)
+    name = Path(path).name
     return name in ("logs", ".git") or name.endswith(".lock")
 
 
@@ -143,7 +142,7 @@ def test_a_moved_directory_is_watched_where_it_lands(
     tree = tmp_path / "tree"
     (tree / "from" / "inner").mkdir(parents=True)
     watch.watch([str(tree)])
-    os.rename(tree / "from", tree / "to")
+    (tree / "from").rename(tree / "to")
     retry_until(lambda: seen.has(tree / "to"))
     mark(seen, tree / "to" / "inner")
 

@@ -26,9 +26,8 @@ from swarmforge.agents.seed import seed_home
 from swarmforge.errors import SwarmforgeError
 from swarmforge.rehearse.agentenv import CLAUDE_OFFLINE
 from tests.realagents import require_cli
-from tests.support import VENV_BIN, git, retry_until
+from tests.support import SWARMFORGE, VENV_BIN, git, retry_until
 
-SWARMFORGE = os.path.join(VENV_BIN, "swarmforge")
 CONF = "window coder codex master\nwindow reviewer claude reviewer\n"
 API_KEY = "sk-ant-test-0000000000-abcdefghijklmnopqrst"
 # claude as written by `JSON.stringify(obj, null, 2)`: other projects, other keys, no final newline.
@@ -402,9 +401,8 @@ def tmux(tmp_path: Path) -> Iterator[list[str]]:
     yield command
     subprocess.run([*command, "kill-server"], capture_output=True)
     # The server may leave its socket behind when killed.
-    sockets = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(os.path.join(sockets, name))
+    sockets = Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}")
+    (sockets / name).unlink(missing_ok=True)
     mine = str(tmp_path)
     for process in psutil.process_iter(["cmdline"]):
         if any(mine in arg for arg in process.info["cmdline"] or ()):

@@ -48,7 +48,7 @@ def _assert_nothing_left(repo: Path, name: str, branch: str) -> None:
     assert branch not in _branches(repo)
     assert _registered(repo) == [str(repo)]
     assert not list((repo / ".git").glob("worktrees/*"))  # no admin dir of git's left
-    assert not os.path.exists(intent_path(str(repo), name))
+    assert not Path(intent_path(str(repo), name)).exists()
 
 
 # -- names --------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_create_checks_out_a_new_branch_and_is_idempotent(repo: Path) -> None:
     assert (Path(tree.path) / "README").read_text() == "project\n"
     assert create(str(repo), "r1-t1", "swarm/r1/t1") == tree
     assert list_worktrees(str(repo)) == [tree]
-    assert not os.path.exists(intent_path(str(repo), "r1-t1"))
+    assert not Path(intent_path(str(repo), "r1-t1")).exists()
     assert git(repo, "status", "--porcelain") == ""  # .worktrees/ and .swarmforge/ are excluded
 
 
@@ -234,7 +234,7 @@ def _crash_mid_create(repo: Path, name: str) -> None:
     assert subprocess.run(argv, capture_output=True).returncode == -9
     git_pid = int(pid_file.read_text())
     retry_until(lambda: _gone(git_pid))  # the killed child's git finishes on its own
-    assert os.path.exists(intent_path(str(repo), name))
+    assert Path(intent_path(str(repo), name)).exists()
     assert f"swarm/r1/{name}" in _branches(repo)
 
 
@@ -244,7 +244,7 @@ def test_a_crashed_create_is_rolled_back_by_the_next_create(repo: Path) -> None:
     assert not (repo / ".worktrees" / "crash").exists()
     assert "swarm/r1/crash" not in _branches(repo)
     assert _registered(repo) == [str(repo), other.path]
-    assert not os.path.exists(intent_path(str(repo), "crash"))
+    assert not Path(intent_path(str(repo), "crash")).exists()
     # The same name can be made afresh, and a stale intent never hides behind the fast path.
     assert create(str(repo), "crash", "swarm/r1/crash").head == other.head
 
@@ -360,7 +360,7 @@ def test_removal_refuses_a_bad_rescue_ref(repo: Path) -> None:
     for bad in ("heads/x", "refs/a..b", "refs/x.lock"):
         with pytest.raises(SwarmforgeError, match="rescue ref"):
             remove(str(repo), "t1", rescue_ref=bad)
-    assert os.path.isdir(tree.path)
+    assert Path(tree.path).is_dir()
 
 
 # -- remove ------------------------------------------------------------------------------
@@ -422,9 +422,8 @@ def test_remove_without_a_rescue_ref_refuses_dirty_work(repo: Path) -> None:
         remove(str(repo), "t1", rescue_ref=None)
     assert (tree / "new").read_text() == "new\n"
     assert (new / "item").read_text() == "x\n"  # moved back
-    assert not (repo / ".swarmforge" / "orphaned-mailboxes").exists() or not os.listdir(
-        repo / ".swarmforge" / "orphaned-mailboxes"
-    )
+    orphaned = repo / ".swarmforge" / "orphaned-mailboxes"
+    assert not orphaned.exists() or not any(orphaned.iterdir())
 
 
 def test_remove_of_a_missing_worktree_does_nothing(repo: Path) -> None:

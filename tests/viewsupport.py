@@ -18,6 +18,7 @@ from textual.widgets import DataTable
 
 from swarmforge.views.watch.app import WatchApp
 from tests.realagents import VENV_BIN
+from tests.support import SWARMFORGE
 
 WAIT = 30_000  # ms Playwright waits for the page to show something
 
@@ -27,7 +28,7 @@ def served(root: Path, *options: str) -> Iterator[dict[str, object]]:
     """`swarmforge cockpit --json` serving `root`; what it printed at start-up."""
     env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
     server = subprocess.Popen(
-        [os.path.join(VENV_BIN, "swarmforge"), "cockpit", "--json", *options],
+        [SWARMFORGE, "cockpit", "--json", *options],
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,

@@ -59,8 +59,8 @@ def role_argv(role: RoleSpec, launch: Launch) -> list[str]:
 def find_executable(name: str, *, path: str | None, cwd: str) -> str | None:
     """The file `name` runs (PATH lookup; a name with '/' is taken relative to `cwd`)."""
     if "/" in name:
-        candidate = os.path.join(cwd, name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        candidate = os.path.join(cwd, name)  # noqa: PTH118 - Path drops a "./" (doctor shows it), a final "/"
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # noqa: PTH113 - False where Path.is_file() raises (EACCES)
             return candidate
         return None
     return shutil.which(name, path=path)

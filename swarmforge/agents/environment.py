@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from swarmforge.agents.registry import agent
 from swarmforge.config.rolerecord import RoleRecord, role_vars
@@ -75,7 +76,7 @@ def allowed(environ: Mapping[str, str], patterns: Iterable[str]) -> dict[str, st
 
 def temp_dir(root: str, role: str) -> str:
     """The temporary directory of `role`'s agent (its TMPDIR; `agent_env` makes it)."""
-    return os.path.join(root, TEMP_DIR, role)
+    return str(Path(root, TEMP_DIR, role))
 
 
 def agent_env(
@@ -84,6 +85,6 @@ def agent_env(
     """The environment of `role`'s agent (and of an exec role's commands)."""
     patterns = (*BASE, *agent(role.agent).env_vars, *settings.pass_env)
     temp = temp_dir(root, role.name)
-    os.makedirs(temp, exist_ok=True)
+    Path(temp).mkdir(parents=True, exist_ok=True)
     own = {"TMPDIR": temp, **settings.env, **role_vars(root, run_id, role)}
     return policy.environment(allowed(os.environ, patterns), own)

@@ -7,9 +7,9 @@ it, its tmux screen, the last hint of its callbacks and the item it has in proce
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
@@ -58,13 +58,13 @@ def _cpu(pid: int | None, table: tagging.ProcessTable | None = None) -> float | 
     return total
 
 
-def _log_path(root: str, role: str) -> str:
-    return os.path.join(root, LOGS_DIR, f"{role}.log")
+def _log_path(root: str, role: str) -> Path:
+    return Path(root, LOGS_DIR, f"{role}.log")
 
 
 def _log_size(root: str, role: str) -> int | None:
     try:
-        return os.stat(_log_path(root, role)).st_size
+        return _log_path(root, role).stat().st_size
     except OSError:
         return None
 
@@ -73,7 +73,7 @@ def _log_tail(root: str, role: str, size: int) -> tuple[int, bytes] | None:
     """The last bytes of the role's log (up to REPORT_WINDOW of its `size`), and their offset."""
     start = max(0, size - REPORT_WINDOW)
     try:
-        with open(_log_path(root, role), "rb") as f:
+        with _log_path(root, role).open("rb") as f:
             f.seek(start)
             return start, f.read(REPORT_WINDOW)
     except OSError:
@@ -114,7 +114,7 @@ def _busy_since(role: RoleRecord) -> float | None:
         claimed = None
     if claimed is None:
         try:
-            claimed = os.stat(batches[0] if batches else items[0]).st_mtime
+            claimed = Path(batches[0] if batches else items[0]).stat().st_mtime
         except OSError:
             claimed = time.time()
     return claimed

@@ -19,9 +19,9 @@ a turn ends); without hooks it is the only word codex says of itself.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import filewrite
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of themselves
 
 
-def hint_path(root: str, role: str) -> str:
+def hint_path(root: str, role: str) -> Path:
     """Where the last word of `role`'s agent about itself is kept."""
-    return os.path.join(root, AGENTS_DIR, f"{role}.hint.json")
+    return Path(root, AGENTS_DIR, f"{role}.hint.json")
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,16 @@ def write_hint(root: str, role: str, state: str, source: str, when: float | None
     if state not in HINTS:
         raise SwarmforgeError(f"Unknown agent state '{state}': expected one of {', '.join(HINTS)}")
     path = hint_path(root, role)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     at = time.time() if when is None else when
     data = json.dumps({"state": state, "at": at, "source": source})
-    filewrite.atomic_write(path, data.encode() + b"\n", durable=False)
+    filewrite.atomic_write(str(path), data.encode() + b"\n", durable=False)
 
 
 def read_hint(root: str, role: str) -> Hint | None:
     """The last hint of `role`, or None (none, or damaged: a hint is only evidence)."""
     try:
-        with open(hint_path(root, role), "rb") as f:
-            raw = json.loads(f.read())
+        raw = json.loads(hint_path(root, role).read_bytes())
         hint = Hint(str(raw["state"]), float(raw["at"]), str(raw["source"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

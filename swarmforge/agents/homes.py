@@ -12,6 +12,7 @@ import pwd
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
@@ -45,11 +46,10 @@ def trust_key(project_root: str) -> str:
     return os.path.realpath(project_root)
 
 
-def read(path: str) -> bytes | None:
+def read(path: str | os.PathLike[str]) -> bytes | None:
     """The file's bytes, or None when there is no file."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         return None
 

@@ -8,8 +8,8 @@ planned restart is also an event in the project's log (events.py).
 
 from __future__ import annotations
 
-import os
 import time
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -47,15 +47,15 @@ class AgentLife(BaseModel):
     gave_up: str | None = None  # why it is left down after as many quick exits
 
 
-def life_path(root: str, role: str) -> str:
+def life_path(root: str, role: str) -> Path:
     """Where the life of `role` is recorded."""
-    return os.path.join(root, AGENTS_DIR, f"{role}.json")
+    return Path(root, AGENTS_DIR, f"{role}.json")
 
 
 def load(root: str, role: str, run_id: str) -> AgentLife | None:
     """The recorded life of `role` in run `run_id`, or None (none yet, another run, damaged)."""
     try:
-        life = read_json_model(life_path(root, role), AgentLife)
+        life = read_json_model(str(life_path(root, role)), AgentLife)
     except CorruptFile:
         return None  # a status view never fails on it; the next start rewrites it
     return life if life is not None and life.run_id == run_id else None
@@ -63,8 +63,9 @@ def load(root: str, role: str, run_id: str) -> AgentLife | None:
 
 def _save(root: str, life: AgentLife) -> None:
     path = life_path(root, life.role)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    filewrite.atomic_write(path, (life.model_dump_json(indent=2) + "\n").encode(), durable=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (life.model_dump_json(indent=2) + "\n").encode()
+    filewrite.atomic_write(str(path), data, durable=False)
 
 
 def started(root: str, role: str, run_id: str, pid: int, restarts: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.agents.claude import trust as claude_trust
 from swarmforge.agents.codex import trust as codex_trust
@@ -24,26 +25,30 @@ class SeededHome:
     home: str
 
     @property
-    def claude_config(self) -> str:
+    def claude_config(self) -> Path:
         """claude's JSON file in this home (found through HOME or CLAUDE_CONFIG_DIR)."""
-        return os.path.join(self.home, ".claude.json")
+        return Path(self.home, ".claude.json")
 
     @property
-    def codex_home(self) -> str:
+    def codex_home(self) -> Path:
         """codex's directory in this home."""
-        return os.path.join(self.home, ".codex")
+        return Path(self.home, ".codex")
 
     def env(self) -> dict[str, str]:
         """Variables to add to an agent's environment: they override the user's own, so an
         inherited CLAUDE_CONFIG_DIR or CODEX_HOME cannot lead an agent to the real files."""
-        return {"HOME": self.home, "CLAUDE_CONFIG_DIR": self.home, "CODEX_HOME": self.codex_home}
+        return {
+            "HOME": self.home,
+            "CLAUDE_CONFIG_DIR": self.home,
+            "CODEX_HOME": str(self.codex_home),
+        }
 
 
-def _write_new(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def _write_new(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     if os.path.lexists(path):
         raise SwarmforgeError(f"{path} exists: seed_home only makes a new, throw-away home.")
-    atomic_write(path, data, mode=NEW_FILE_MODE)
+    atomic_write(str(path), data, mode=NEW_FILE_MODE)
 
 
 def seed_home(
@@ -63,12 +68,12 @@ def seed_home(
     environment (HOME alone also works when CLAUDE_CONFIG_DIR and CODEX_HOME are unset).
     Refuses to replace a file that exists.
     """
-    seeded = SeededHome(os.path.abspath(home))
+    seeded = SeededHome(os.path.abspath(home))  # noqa: PTH100 - ".." removed, symlinks kept
     key = trust_key(project_root)
     claude = claude_trust.fresh_config(key, api_key)
     codex = codex_trust.fresh_config(key, codex_provider)
     _write_new(seeded.claude_config, claude)
-    _write_new(os.path.join(seeded.codex_home, "config.toml"), codex)
+    _write_new(seeded.codex_home / "config.toml", codex)
     if api_key and codex_provider is None:
-        _write_new(os.path.join(seeded.codex_home, "auth.json"), codex_trust.fresh_auth(api_key))
+        _write_new(seeded.codex_home / "auth.json", codex_trust.fresh_auth(api_key))
     return seeded

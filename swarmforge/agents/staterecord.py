@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,9 +15,9 @@ from swarmforge.locks import Exclusive
 from swarmforge.records import read_json_model
 
 
-def state_path(root: str, role: str) -> str:
+def state_path(root: str, role: str) -> Path:
     """Where the combined state of `role` is recorded."""
-    return os.path.join(root, AGENTS_DIR, f"{role}.state.json")
+    return Path(root, AGENTS_DIR, f"{role}.state.json")
 
 
 class StateRecord(BaseModel):
@@ -41,7 +41,7 @@ class StateRecord(BaseModel):
 def load_record(root: str, role: str, run_id: str) -> StateRecord | None:
     """The recorded state of `role` in run `run_id`, or None."""
     try:
-        found = read_json_model(state_path(root, role), StateRecord)
+        found = read_json_model(str(state_path(root, role)), StateRecord)
     except CorruptFile:
         return None  # rewritten by the next refresh
     return found if found is not None and found.run_id == run_id else None
@@ -50,13 +50,15 @@ def load_record(root: str, role: str, run_id: str) -> StateRecord | None:
 def save_record(root: str, record: StateRecord) -> None:
     """Write the state of one role atomically."""
     path = state_path(root, record.role)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    filewrite.atomic_write(path, (record.model_dump_json(indent=2) + "\n").encode(), durable=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (record.model_dump_json(indent=2) + "\n").encode()
+    filewrite.atomic_write(str(path), data, durable=False)
 
 
 def lock(root: str, role: str) -> Exclusive:
     """The short lock around one role's read-judge-write (the supervisor and a hook may race)."""
-    return Exclusive(os.path.join(root, AGENTS_DIR, f"{role}.state.lock"), what="agent state")
+    path = Path(root, AGENTS_DIR, f"{role}.state.lock")
+    return Exclusive(str(path), what="agent state")
 
 
 def emit_change(root: str, before: StateRecord | None, after: StateRecord) -> None:

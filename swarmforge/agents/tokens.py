@@ -15,7 +15,6 @@ reading every file whole would give.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import threading
@@ -23,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
 # How many (session files, worktree, since) groups a meter keeps per agent: a few per
@@ -84,26 +84,26 @@ F = TypeVar("F", bound=SessionFile)
 
 class _Followed(Generic[F]):
     """The session files of one agent a meter follows, in groups that share what a line
-    counts for: the files' pattern, the worktree and `since`."""
+    counts for: the files' directory and pattern, the worktree and `since`."""
 
     def __init__(self, make: Callable[[str, float], F], max_groups: int) -> None:
         self.make = make
         self.max_groups = max_groups
-        self.groups: OrderedDict[tuple[str, str, float], dict[str, F]] = OrderedDict()
+        self.groups: OrderedDict[tuple[Path, str, str, float], dict[Path, F]] = OrderedDict()
 
     def read(
-        self, pattern: str, cwd: str, since: float
+        self, directory: Path, pattern: str, cwd: str, since: float
     ) -> list[tuple[F, dict[str, object] | None]]:
         """Each file of the group brought up to date, with its line still being written.
 
         Files no longer matched (removed, or older than `since`) are dropped from the
         group; the least recently read group is dropped past the bound.
         """
-        key = (pattern, cwd, since)
+        key = (directory, pattern, cwd, since)
         known = self.groups.pop(key, {})
-        kept: dict[str, F] = {}
+        kept: dict[Path, F] = {}
         found = []
-        for path in _recent(pattern, since):
+        for path in _recent(directory, pattern, since):
             tally = known.get(path) or self.make(cwd, since)
             pending = _advance(path, tally)
             if pending is None:
@@ -130,28 +130,32 @@ class Meter:
     def count(
         self,
         kind: type[F],
+        directory: str | os.PathLike[str],
         pattern: str,
         cwd: str,
         since: float,
         total: Callable[[list[tuple[F, dict[str, object] | None]]], Tokens],
     ) -> Tokens:
-        """`total` of the files of `kind` matching `pattern`, each brought up to date."""
+        """`total` of the files of `kind` in `directory` matching `pattern` (a glob relative to
+        it), each brought up to date."""
         with self._lock:
             followed = self._followed.get(kind)
             if followed is None:
                 followed = self._followed[kind] = _Followed(kind, self._max_groups)
-            found: list[tuple[F, dict[str, object] | None]] = followed.read(pattern, cwd, since)
+            found: list[tuple[F, dict[str, object] | None]] = followed.read(
+                Path(directory), pattern, cwd, since
+            )
             return total(found)
 
 
 METER = Meter()  # the one each process shares: the budget check and status use it
 
 
-def _advance(path: str, tally: SessionFile) -> bytes | None:
+def _advance(path: Path, tally: SessionFile) -> bytes | None:
     """Feed `tally` the complete lines `path` gained since it was last read; the last line
     if it is still being written (b"" if none), or None if the file cannot be read."""
     try:
-        with open(path, "rb") as f:
+        with path.open("rb") as f:
             st = os.fstat(f.fileno())
             identity = (st.st_dev, st.st_ino)
             if tally.identity != identity or st.st_size < tally.offset or not _same_tail(f, tally):
@@ -180,16 +184,20 @@ def _same_tail(f: BinaryIO, tally: SessionFile) -> bool:
     return f.read(len(tally.tail)) == tally.tail
 
 
-def _recent(pattern: str, since: float) -> list[str]:
-    """The files matching `pattern` written to since `since`: older ones hold nothing new."""
+def _recent(directory: Path, pattern: str, since: float) -> list[Path]:
+    """The files in `directory` matching `pattern` written to since `since` (older ones hold
+    nothing new), in the order of their path names. As in a shell, a wildcard matches no
+    hidden name."""
     found = []
-    for path in glob.glob(pattern):
+    for path in directory.glob(pattern):
+        if any(part.startswith(".") for part in path.relative_to(directory).parts):
+            continue
         try:
-            if os.stat(path).st_mtime >= since:
+            if path.stat().st_mtime >= since:
                 found.append(path)
         except OSError:
             continue  # removed meanwhile
-    return sorted(found)
+    return sorted(found, key=str)
 
 
 def parse(raw: bytes) -> dict[str, object] | None:

@@ -14,6 +14,7 @@ import difflib
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.agents.agent import Agent
 from swarmforge.agents.homes import NEW_FILE_MODE, Blocker, Env, read, trust_key
@@ -85,14 +86,14 @@ def plan_trust(agent: str, project_root: str, env: Env) -> Change | None:
 def apply(change: Change) -> None:
     """Write a planned change, unless the file changed since it was planned (then refuse)."""
     # Through a symbolic link (a dotfiles manager's), to the file it names, keeping the link.
-    target = os.path.realpath(change.path)
+    target = Path(os.path.realpath(change.path))
     if read(target) != change.old:
         raise SwarmforgeError(
             f"{change.path} changed since the change was planned; nothing was written to it.",
             hint="Run the command again (an agent that is running may be rewriting it).",
         )
-    mode = NEW_FILE_MODE if change.old is None else stat.S_IMODE(os.stat(target).st_mode)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    atomic_write(target, change.new, mode=mode)
+    mode = NEW_FILE_MODE if change.old is None else stat.S_IMODE(target.stat().st_mode)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(str(target), change.new, mode=mode)
     # The umask may have narrowed the mode the new file was created with.
-    os.chmod(target, mode)
+    target.chmod(mode)

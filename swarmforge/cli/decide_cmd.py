@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from swarmforge.cli.common import PLANNED, emit, planned_options, project_root
 from swarmforge.cli.runs_cmd import find_run
@@ -38,6 +39,6 @@ def _decide(ns: argparse.Namespace) -> int:
     else:
         ledgers.approve(run_dir, ns.task, who)
         word = "approved; it runs when the run is resumed"
-    decided = {"run": os.path.basename(run_dir), "task": ns.task, "decision": word}
+    decided = {"run": Path(run_dir).name, "task": ns.task, "decision": word}
     emit(ns.json, decided, f"{ns.task}: {word}")
     return EXIT_OK

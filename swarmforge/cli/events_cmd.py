@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 from swarmforge.cli.common import emit, project_root
 from swarmforge.cli.followedswarm import Swarm
@@ -114,9 +115,11 @@ def _wait(path: str, offset: int) -> None:
     """Sleep until the log grows past `offset`, or POLL seconds."""
     from swarmforge.waiting import wait_until
 
+    log = Path(path)
+
     def grown() -> bool:
         try:
-            return os.stat(path).st_size > offset
+            return log.stat().st_size > offset
         except OSError:
             return False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from swarmforge.cli.common import PLANNED, emit, planned_options, project_root
 from swarmforge.errors import EXIT_OK, SwarmforgeError
@@ -32,15 +33,15 @@ def find_run(root: str, wanted: str) -> str:
     """The directory of the run `wanted` names, in full or by a unique prefix."""
     from swarmforge.run.orchestrator import runs_dir
 
-    base = runs_dir(root)
-    names = sorted(os.listdir(base)) if os.path.isdir(base) else []
+    base = Path(runs_dir(root))
+    names = sorted(p.name for p in base.iterdir()) if base.is_dir() else []
     matches = [n for n in names if n == wanted] or [n for n in names if n.startswith(wanted)]
     if len(matches) != 1:
         found = "no run" if not matches else f"{len(matches)} runs"
         raise SwarmforgeError(
             f"'{wanted}' matches {found} in {base}.", hint="`swarmforge runs list` shows them."
         )
-    return os.path.join(base, matches[0])
+    return str(base / matches[0])
 
 
 def _list(ns: argparse.Namespace) -> int:
@@ -80,10 +81,10 @@ def _event_line(data: dict[str, object]) -> str:
 def _tail(ns: argparse.Namespace) -> int:
     from swarmforge.run.journal.file import read_events
 
-    path = os.path.join(
-        find_run(os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run),
-        "events.jsonl",
+    run_dir = Path(
+        find_run(os.path.realpath(project_root(ns.project, PLANNED, must_exist=False)), ns.run)
     )
+    path = str(run_dir / "events.jsonl")
     shown = 0
     while True:
         events, _ = read_events(path)

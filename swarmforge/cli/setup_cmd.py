@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from pathlib import Path
 
 from swarmforge.cli.common import emit
 from swarmforge.errors import EXIT_FAILURE, EXIT_OK, SwarmforgeError
@@ -100,7 +101,7 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
     except SwarmforgeError:
         if option:
             raise
-        return os.getcwd(), False
+        return str(Path.cwd()), False
 
 
 def _doctor(ns: argparse.Namespace) -> int:

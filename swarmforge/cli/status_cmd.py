@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.cli.common import emit
@@ -68,7 +68,7 @@ def _role_lines(role: RoleStatus) -> Iterator[str]:
     from swarmforge.swarm.disk import readable
 
     current = role.current
-    doing = f"{os.path.basename(current.path)} for {current.age_seconds}s" if current else "idle"
+    doing = f"{Path(current.path).name} for {current.age_seconds}s" if current else "idle"
     yield (
         f"  {role.role:12s} {'up  ' if role.alive else 'down'} port {role.port} "
         f"queued {role.queued:3d}  {doing}  dirty {role.dirty_files}  "

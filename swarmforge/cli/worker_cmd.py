@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from swarmforge.cli.workerserve import serve
 from swarmforge.cli.workertransport import transport_options
@@ -66,9 +67,11 @@ def _worker(ns: argparse.Namespace) -> int:
     _check_labels(ns.label)
     settings, credentials = transport_options(ns)
     assert settings.project is not None and settings.hub is not None
-    directory = os.path.abspath(ns.dir or _default_dir(settings.project))
-    os.makedirs(directory, exist_ok=True)
-    with FileLock(os.path.join(directory, "worker.lock"), f"a worker in {directory}", 0):
+    given = ns.dir or _default_dir(settings.project)
+    directory = os.path.abspath(given)  # noqa: PTH100 - ".." dropped lexically; no symlink resolved
+    clone = Path(directory)
+    clone.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(clone / "worker.lock"), f"a worker in {directory}", 0):
         return serve(ns, settings, credentials, directory)
 
 
@@ -81,6 +84,6 @@ def _check_labels(labels: list[str]) -> None:
             raise SwarmforgeError(f"--label: {problem}")
 
 
-def _default_dir(project: str) -> str:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "swarmforge", "worker", project)
+def _default_dir(project: str) -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache, "swarmforge", "worker", project)

@@ -14,6 +14,7 @@ each role's prompt.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config.roster import CONSTITUTION_FILE, ROLES_DIR, RoleSpec, SwarmConfig
 from swarmforge.config.windowline import role_from_line
@@ -50,15 +51,15 @@ def parse_config(text: str, path: str = CONFIG_FILE) -> SwarmConfig:
     return SwarmConfig(path=path, roles=tuple(roles))
 
 
-def role_prompt_path(project_root: str, role: str) -> str:
+def role_prompt_path(project_root: str | os.PathLike[str], role: str) -> str:
     """Where SwarmForge keeps a role's prompt: swarmforge/roles/<role>.prompt."""
-    return os.path.join(os.path.abspath(project_root), ROLES_DIR, f"{role}.prompt")
+    root = Path(os.path.abspath(project_root))  # noqa: PTH100 - ".." removed, symlinks kept
+    return str(root / ROLES_DIR / f"{role}.prompt")
 
 
 def _read_text(path: str) -> str:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise SwarmforgeError(f"Config not found at {path}") from None
     try:
@@ -68,15 +69,18 @@ def _read_text(path: str) -> str:
         raise CorruptFile(path, data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
 
 
-def check_prompts(config: SwarmConfig, project_root: str) -> None:
-    """Every role with an agent has swarmforge/roles/<role>.prompt (exec roles read none)."""
+def check_prompts(config: SwarmConfig, root: Path) -> None:
+    """Every role with an agent has swarmforge/roles/<role>.prompt (exec roles read none).
+
+    `root` is the project's absolute path.
+    """
     for role in config.roles:
-        prompt = role_prompt_path(project_root, role.name)
-        if role.is_exec or os.path.isfile(prompt):
+        prompt = role_prompt_path(root, role.name)
+        if role.is_exec or Path(prompt).is_file():
             continue
-        old = os.path.join(os.path.abspath(project_root), SWARMFORGE_DIR, f"{role.name}.prompt")
+        old = root / SWARMFORGE_DIR / f"{role.name}.prompt"
         error = CorruptFile(config.path, role.line, f"Missing role prompt {prompt}")
-        if os.path.isfile(old):
+        if old.is_file():
             # An older SwarmForge layout kept role prompts directly under swarmforge/.
             error.hint = f"Move {old} to {prompt}."
         raise error
@@ -84,11 +88,11 @@ def check_prompts(config: SwarmConfig, project_root: str) -> None:
 
 def load_config(project_root: str) -> SwarmConfig:
     """Read and validate the project's swarmforge/swarmforge.conf, constitution and prompts."""
-    root = os.path.abspath(project_root)
-    path = os.path.join(root, CONFIG_FILE)
+    root = Path(os.path.abspath(project_root))  # noqa: PTH100 - ".." removed, symlinks kept
+    path = str(root / CONFIG_FILE)
     text = _read_text(path)
-    constitution = os.path.join(root, CONSTITUTION_FILE)
-    if not os.path.isfile(constitution):
+    constitution = root / CONSTITUTION_FILE
+    if not constitution.is_file():
         raise SwarmforgeError(f"Constitution prompt not found at {constitution}")
     config = parse_config(text, path)
     check_prompts(config, root)

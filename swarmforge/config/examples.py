@@ -6,14 +6,14 @@ comment that says what the file is for.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import tomli_w
 
 from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.layout import SWARMFORGE_DIR
 
-REHEARSAL_FILE = os.path.join(SWARMFORGE_DIR, "rehearse.toml")
+REHEARSAL_FILE = Path(SWARMFORGE_DIR, "rehearse.toml")
 REHEARSED = ("claude", "codex")
 
 SETTINGS_HEAD = """\

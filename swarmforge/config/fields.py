@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
+from pathlib import Path
 
 DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
@@ -24,7 +24,7 @@ def duration_seconds(text: str) -> float:
 def inside_project(pattern: str) -> str:
     """A path pattern that stays inside the project: relative, without `..`."""
     parts = pattern.split("/")
-    if not pattern.strip() or os.path.isabs(pattern) or ".." in parts:
+    if not pattern.strip() or Path(pattern).is_absolute() or ".." in parts:
         raise ValueError(
             f"{json.dumps(pattern)} is not a path inside the project: write it relative to "
             "the project, without '..', such as .env or config/*.local.yml"

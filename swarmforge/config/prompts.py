@@ -19,52 +19,51 @@ role prompt, and every file they refer to.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config.roster import CONSTITUTION_FILE
 from swarmforge.layout import PROMPTS_DIR, SWARMFORGE_DIR
 
-ARTICLES_DIR = os.path.join(SWARMFORGE_DIR, "constitution", "articles")
+ARTICLES_DIR = str(Path(SWARMFORGE_DIR, "constitution", "articles"))
 PROMPT_SUFFIX = ".prompt"
 
 
-def shipped_root() -> str:
+def shipped_root() -> Path:
     """The directory holding the tool's shipped `roles/` and `conf/`.
 
     A wheel carries them inside the package (`swarmforge/_shipped/`); a source
     checkout (and an editable install) has them at its top.
     """
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    inside = os.path.join(package, "_shipped")
-    return inside if os.path.isdir(inside) else os.path.dirname(package)
+    package = Path(__file__).absolute().parent.parent
+    inside = package / "_shipped"
+    return inside if inside.is_dir() else package.parent
 
 
 def shipped_roles_dir() -> str:
     """The shipped role prompts and constitution (`roles/`)."""
-    return os.path.join(shipped_root(), "roles")
+    return str(shipped_root() / "roles")
 
 
 def shipped_articles_dir() -> str:
     """The shipped shared constitution articles."""
-    return os.path.join(shipped_roles_dir(), "constitution", "articles")
+    return str(Path(shipped_roles_dir(), "constitution", "articles"))
 
 
 def shipped_packs_dir() -> str:
     """The shipped ready configurations (`conf/<pack>/`)."""
-    return os.path.join(shipped_root(), "conf")
+    return str(shipped_root() / "conf")
 
 
-def article_names(directory: str) -> list[str]:
+def article_names(directory: str | os.PathLike[str]) -> list[str]:
     """File names of the `*.prompt` articles in `directory`, sorted; none if it is missing."""
     try:
-        entries = os.listdir(directory)
+        entries = list(Path(directory).iterdir())
     except FileNotFoundError:
         return []
     return sorted(
-        name
-        for name in entries
-        if name.endswith(PROMPT_SUFFIX)
-        and not name.startswith(".")
-        and os.path.isfile(os.path.join(directory, name))
+        entry.name
+        for entry in entries
+        if entry.name.endswith(PROMPT_SUFFIX) and not entry.name.startswith(".") and entry.is_file()
     )
 
 
@@ -73,11 +72,12 @@ def instruction_text(role: str) -> str:
     return (
         f"Read {CONSTITUTION_FILE} and every file it refers to, recursively, "
         "and obey all of those instructions.\n"
-        f"Read {os.path.join(SWARMFORGE_DIR, 'roles', role + PROMPT_SUFFIX)} and every file "
+        f"Read {Path(SWARMFORGE_DIR, 'roles', role + PROMPT_SUFFIX)} and every file "
         "it refers to, recursively, and follow all of those instructions.\n"
     )
 
 
 def instruction_path(project_root: str, role: str) -> str:
     """Where `up` keeps a role's instruction file (`.swarmforge/prompts/<role>.md`)."""
-    return os.path.join(os.path.abspath(project_root), PROMPTS_DIR, f"{role}.md")
+    root = Path(os.path.abspath(project_root))  # noqa: PTH100 - ".." removed, symlinks kept
+    return str(root / PROMPTS_DIR / f"{role}.md")

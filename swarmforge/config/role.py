@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
@@ -126,10 +127,10 @@ class Role(BaseModel):
 
     def worktree_path(self, project_root: str) -> str:
         """Absolute path of the directory the role works in."""
-        root = os.path.abspath(project_root)
+        root = Path(os.path.abspath(project_root))  # noqa: PTH100 - ".." removed, symlinks kept
         if self.in_main_checkout:
-            return root
-        return os.path.join(root, WORKTREES_DIR, self.worktree)
+            return str(root)
+        return str(root / WORKTREES_DIR / self.worktree)
 
     def entry(self, path: str) -> RoleEntry:
         """The role's row of roles.tsv, working in `path`: the one place rows are made."""

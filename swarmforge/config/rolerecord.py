@@ -11,6 +11,7 @@ written from the role and ignored when read.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pydantic import (
     ConfigDict,
@@ -77,7 +78,7 @@ def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
         "SWARMFORGE_ROLE": role.name,
         "PORT": str(role.port),
         "SWARMFORGE_PORT": str(role.port),
-        "PATH": os.path.join(root, BIN_DIR) + os.pathsep + path,
+        "PATH": f"{Path(root, BIN_DIR)}{os.pathsep}{path}",
     }
 
 

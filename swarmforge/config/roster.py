@@ -3,7 +3,7 @@ and where a swarm's files live in the project."""
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -11,8 +11,8 @@ from swarmforge.config.role import EXEC, Role
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import CONFIG_FILE, SWARMFORGE_DIR
 
-ROLES_DIR = os.path.join(SWARMFORGE_DIR, "roles")
-CONSTITUTION_FILE = os.path.join(SWARMFORGE_DIR, "constitution.prompt")
+ROLES_DIR = Path(SWARMFORGE_DIR, "roles")
+CONSTITUTION_FILE = str(Path(SWARMFORGE_DIR, "constitution.prompt"))
 
 
 class RoleSpec(Role):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge import filewrite, fsutil
 from swarmforge.config import examples
@@ -47,8 +48,7 @@ class Copy:
         """The file's contents."""
         if self.data is not None:
             return self.data
-        with open(self.source, "rb") as f:
-            return f.read()
+        return Path(self.source).read_bytes()
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,11 @@ class Scaffolded:
 
 def packs() -> list[str]:
     """The names of the shipped packs, sorted."""
-    root = shipped_packs_dir()
     try:
-        entries = os.listdir(root)
+        entries = list(Path(shipped_packs_dir()).iterdir())
     except FileNotFoundError:
         return []
-    return sorted(e for e in entries if os.path.isfile(os.path.join(root, e, PACK_CONFIG)))
+    return sorted(e.name for e in entries if (e / PACK_CONFIG).is_file())
 
 
 def pack_config(pack: str) -> SwarmConfig:
@@ -82,45 +81,42 @@ def pack_config(pack: str) -> SwarmConfig:
             details=(f"Available packs: {', '.join(names) or '(none shipped)'}",),
             hint="Pick one with `swarmforge init --pack NAME`.",
         )
-    path = os.path.join(shipped_packs_dir(), pack, PACK_CONFIG)
-    with open(path, encoding="utf-8") as f:
-        return parse_config(f.read(), path)
+    path = Path(shipped_packs_dir(), pack, PACK_CONFIG)
+    return parse_config(path.read_text(encoding="utf-8"), str(path))
 
 
-def _articles(pack: str, root: str) -> dict[str, str]:
+def _articles(pack: str, root: Path) -> dict[str, str]:
     """Target -> source of every article; a pack's own article wins over a shared namesake."""
     sources: dict[str, str] = {}
     for directory in (
-        shipped_articles_dir(),
-        os.path.join(shipped_packs_dir(), pack, "constitution", "articles"),
+        Path(shipped_articles_dir()),
+        Path(shipped_packs_dir(), pack, "constitution", "articles"),
     ):
         for name in article_names(directory):
-            sources[os.path.join(root, ARTICLES_DIR, name)] = os.path.join(directory, name)
+            sources[str(root / ARTICLES_DIR / name)] = str(directory / name)
     return sources
 
 
 def plan(pack: str, directory: str) -> list[Copy]:
     """Every file `init` writes for `pack` into the project at `directory`."""
-    root = os.path.abspath(directory)
+    root = Path(os.path.abspath(directory))  # noqa: PTH100 - ".." removed, symlinks kept
     config = pack_config(pack)
+    roles = Path(shipped_roles_dir())
     copies = [
-        Copy(os.path.join(root, CONFIG_FILE), os.path.join(shipped_packs_dir(), pack, PACK_CONFIG)),
-        Copy(
-            os.path.join(root, CONSTITUTION_FILE),
-            os.path.join(shipped_roles_dir(), "constitution.prompt"),
-        ),
+        Copy(str(root / CONFIG_FILE), str(Path(shipped_packs_dir(), pack, PACK_CONFIG))),
+        Copy(str(root / CONSTITUTION_FILE), str(roles / "constitution.prompt")),
     ]
     copies += [Copy(t, s) for t, s in sorted(_articles(pack, root).items())]
     for role in config.roles:
         if role.is_exec:
             continue  # an exec role runs a command and reads no prompt
-        source = os.path.join(shipped_roles_dir(), f"{role.name}.prompt")
-        if not os.path.isfile(source):
+        source = roles / f"{role.name}.prompt"
+        if not source.is_file():
             raise CorruptFile(config.path, role.line, f"no shipped prompt for role '{role.name}'")
-        copies.append(Copy(role_prompt_path(root, role.name), source))
+        copies.append(Copy(role_prompt_path(root, role.name), str(source)))
     generated = "(generated for the pack's roles)"
     copies.append(Copy(settings_path(root), generated, examples.settings(config)))
-    copies.append(Copy(os.path.join(root, REHEARSAL_FILE), generated, examples.rehearsal(config)))
+    copies.append(Copy(str(root / REHEARSAL_FILE), generated, examples.rehearsal(config)))
     return copies
 
 
@@ -139,7 +135,7 @@ def _publish_new(copy: Copy) -> bool:
         filewrite.write_new(tmp, copy.read())
     except BaseException:
         if os.path.lexists(tmp):
-            os.unlink(tmp)
+            Path(tmp).unlink()
         raise
     return filewrite.publish(tmp, copy.target)
 
@@ -155,22 +151,22 @@ def write_all_or_none(copies: list[Copy]) -> None:
             published.append(copy.target)
     except BaseException:
         for path in published:
-            os.unlink(path)
+            Path(path).unlink()
         raise
-    for directory in sorted({os.path.dirname(path) for path in published}):
-        fsutil.fsync_dir(directory)
+    for directory in sorted({Path(path).parent for path in published}, key=str):
+        fsutil.fsync_dir(str(directory))
 
 
 def make_dirs(copies: list[Copy]) -> None:
     """Make the directories every copy lands in."""
-    for directory in sorted({os.path.dirname(c.target) for c in copies}):
-        os.makedirs(directory, exist_ok=True)
+    for directory in sorted({Path(c.target).parent for c in copies}, key=str):
+        directory.mkdir(parents=True, exist_ok=True)
 
 
 def init(directory: str, pack: str = DEFAULT_PACK, *, force: bool = False) -> Scaffolded:
     """Scaffold `<directory>/swarmforge/` from `pack`; refuses to replace files unless `force`."""
-    root = os.path.abspath(directory)
-    if os.path.lexists(root) and not os.path.isdir(root):
+    root = os.path.abspath(directory)  # noqa: PTH100 - ".." removed, symlinks kept
+    if os.path.lexists(root) and not Path(root).is_dir():
         raise SwarmforgeError(f"{root} exists and is not a directory.")
     copies = plan(pack, root)
     existing = [c.target for c in copies if os.path.lexists(c.target)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge.layout import SESSION_LOCK
 from swarmforge.locks import FileLock
@@ -15,4 +15,4 @@ def starting_or_stopping(root: str) -> FileLock:
     `up` is starting. Another one waits a moment, then is refused in one line.
     """
     busy = "Another swarmforge up, down or gc of this project"
-    return FileLock(os.path.join(root, SESSION_LOCK), what=busy)
+    return FileLock(str(Path(root, SESSION_LOCK)), what=busy)

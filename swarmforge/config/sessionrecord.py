@@ -6,9 +6,8 @@ and the only functions that read and write the file, under the lock every writer
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -49,7 +48,7 @@ class SessionRecord(BaseModel):
 
 def record_path(root: str) -> str:
     """Where the session record of the project at `root` lives."""
-    return os.path.join(root, SESSION_RECORD)
+    return str(Path(root, SESSION_RECORD))
 
 
 def load(root: str) -> SessionRecord | None:
@@ -62,7 +61,7 @@ def _locked(root: str) -> Exclusive:
     the write: `up`, `down`, `gc` and the headless runner write it, and only the last
     runs beside the others. Held for an instant, never while waiting for something else."""
     return Exclusive(
-        os.path.join(root, SESSION_RECORD_LOCK), timeout=LOCK_TIMEOUT, what="session record lock"
+        str(Path(root, SESSION_RECORD_LOCK)), timeout=LOCK_TIMEOUT, what="session record lock"
     )
 
 
@@ -88,5 +87,5 @@ def update(root: str, change: Callable[[SessionRecord], None]) -> SessionRecord 
 
 def remove(root: str) -> None:
     """Forget the run (after a purge)."""
-    with _locked(root), contextlib.suppress(FileNotFoundError):
-        os.unlink(record_path(root))
+    with _locked(root):
+        Path(record_path(root)).unlink(missing_ok=True)

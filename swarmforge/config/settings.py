@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -62,7 +63,7 @@ from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import CorruptFile
 from swarmforge.records import parse_toml_model
 
-SETTINGS_FILE = os.path.join("swarmforge", "swarmforge.toml")
+SETTINGS_FILE = str(Path("swarmforge", "swarmforge.toml"))
 
 Restart = Literal["never", "on-failure"]
 
@@ -160,9 +161,10 @@ class Settings(BaseModel):
         return self.bootstrap.model_copy(update=given)
 
 
-def settings_path(root: str) -> str:
+def settings_path(root: str | os.PathLike[str]) -> str:
     """Where the project at `root` keeps swarmforge.toml."""
-    return os.path.join(os.path.abspath(root), SETTINGS_FILE)
+    project = Path(os.path.abspath(root))  # noqa: PTH100 - ".." removed, symlinks kept
+    return str(project / SETTINGS_FILE)
 
 
 def parse_settings(data: bytes, path: str, role_names: tuple[str, ...] | None = None) -> Settings:
@@ -181,8 +183,7 @@ def load_settings(root: str, role_names: tuple[str, ...] | None = None) -> Setti
     """The project's settings; the defaults when it has no swarmforge.toml."""
     path = settings_path(root)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         return Settings()
     return parse_settings(data, path, role_names)

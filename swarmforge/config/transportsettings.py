@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -82,7 +83,8 @@ class TransportSettings(BaseModel):
         """The absolute path of the credentials file of the project at `root`, if any."""
         if self.credentials is None:
             return None
-        return os.path.join(os.path.abspath(root), self.credentials)
+        project = Path(os.path.abspath(root))  # noqa: PTH100 - ".." removed, symlinks kept
+        return str(project / self.credentials)
 
     def user_password(self, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
         """(user, password) from the environment when no credentials file is given."""

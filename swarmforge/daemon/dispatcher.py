@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import locks, roletable
@@ -39,7 +40,7 @@ SENDING = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED)
 def _stamp(path: str) -> tuple[int, int, int] | None:
     """What tells that the file at `path` changed: inode, size and time; None if absent."""
     try:
-        st = os.stat(path)
+        st = Path(path).stat()
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -146,9 +147,9 @@ class Dispatcher:
                 continue
             found = waiting.pending(os.path.realpath(box.path(Box.OUTBOX)))
             tracked = waiting.tracked(box.worktree) if found else set()
-            files += [(path, os.path.basename(path) in tracked) for path in found]
+            files += [(path, Path(path).name in tracked) for path in found]
         self.unsafe = unsafe
-        return sorted(files, key=lambda item: os.path.basename(item[0]))
+        return sorted(files, key=lambda item: Path(item[0]).name)
 
     def run_once(self) -> list[Outcome]:
         """One pass: take in mail from other hosts, deliver every finished outbox file in

@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 from types import FrameType
 
 from swarmforge import filewrite, logfile
@@ -52,7 +53,7 @@ def run(root: str, waker: Waker, *, once: bool = False) -> int:
             return delivered
         finally:
             if read_pid(paths) == os.getpid():
-                os.unlink(paths.pid)
+                Path(paths.pid).unlink()
             log.info("stopped after delivering %d file(s)", delivered)
             if daemon.crossing is not None:
                 daemon.crossing.close()
@@ -113,7 +114,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     try:
         while not daemon.stop_requested():
             if daemon.load_roles() or first:
-                arrivals.watch([*daemon.outboxes(), os.path.dirname(paths.roles), paths.dir])
+                arrivals.watch([*daemon.outboxes(), str(Path(paths.roles).parent), paths.dir])
                 first = False
             delivered += len(daemon.run_once())
             if daemon.crossing is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
 
@@ -12,10 +12,12 @@ class Paths:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.dir = os.path.join(root, DAEMON_DIR)
-        self.pid = os.path.join(self.dir, "handoffd.pid")
-        self.log = os.path.join(self.dir, "handoffd.log")
-        self.stop = os.path.join(self.dir, "stop")
-        self.lock = os.path.join(self.dir, "handoffd.lock")
-        self.roles = os.path.join(root, ROLES_TSV)
-        self.remote = os.path.join(root, REMOTE_TSV)
+        top = Path(root)
+        directory = top / DAEMON_DIR
+        self.dir = str(directory)
+        self.pid = str(directory / "handoffd.pid")
+        self.log = str(directory / "handoffd.log")
+        self.stop = str(directory / "stop")
+        self.lock = str(directory / "handoffd.lock")
+        self.roles = str(top / ROLES_TSV)
+        self.remote = str(top / REMOTE_TSV)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import events
@@ -50,7 +50,7 @@ class Report:
         if self.stuck.get(path) != error:
             self.log.error("delivering %s failed, will retry: %s", shown(path), error)
             self.stuck[path] = error
-            self.events.emit("handoff-held", {"name": os.path.basename(path), "reason": error})
+            self.events.emit("handoff-held", {"name": Path(path).name, "reason": error})
 
     def unstuck(self, path: str) -> None:
         """The file at `path` moved on: a new failure of it is logged again."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from swarmforge import roletable
 from swarmforge.daemon.paths import Paths
@@ -59,6 +59,6 @@ def status(root: str) -> DaemonStatus:
 
 def _names(directory: str) -> list[str]:
     try:
-        return os.listdir(directory)
+        return [entry.name for entry in Path(directory).iterdir()]
     except FileNotFoundError:
         return []

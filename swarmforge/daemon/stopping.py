@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from pathlib import Path
 
 import psutil
 
@@ -29,7 +30,7 @@ def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
     the lock meanwhile (one a racing `start` launched) sees it and exits at once.
     """
     paths = Paths(root)
-    if not os.path.isdir(paths.dir):
+    if not Path(paths.dir).is_dir():
         return None
     # Found before the stop file exists: the daemon may let go of the lock as soon as
     # it sees that file, a moment before its process is gone.
@@ -54,7 +55,7 @@ def stop(root: str, timeout: float = STOP_TIMEOUT) -> int | None:
             if not exited(process, timeout):
                 raise SwarmforgeError(f"handoffd (pid {process.pid}) would not stop.")
         if read_pid(paths) is not None and running_pid(paths) is None:
-            os.unlink(paths.pid)  # left by a daemon that was killed
+            Path(paths.pid).unlink()  # left by a daemon that was killed
     return int(stopped[0].pid) if stopped else seen
 
 

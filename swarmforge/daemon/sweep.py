@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge import filewrite, roletable
 from swarmforge.daemon.paths import Paths
@@ -16,19 +16,18 @@ SWEPT = (Box.OUTBOX_TMP, Box.OUTBOX, Box.SENT, Box.FAILED, Box.NEW, Box.IN_PROCE
 def _sweep_dir(directory: str) -> int:
     """Remove the temporary files of dead processes in `directory`; how many."""
     try:
-        names = os.listdir(directory)
+        paths = list(Path(directory).iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return 0
     removed = 0
-    for name in names:
-        owner = filewrite.temp_owner(name)
+    for path in paths:
+        owner = filewrite.temp_owner(path.name)
         if owner is None or liveness.is_alive(owner):
             continue
-        path = os.path.join(directory, name)
         try:
-            if os.path.isdir(path) and not os.path.islink(path):
+            if path.is_dir() and not path.is_symlink():
                 continue
-            os.unlink(path)
+            path.unlink()
         except FileNotFoundError:
             continue
         removed += 1

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from swarmforge.agents import trust
 from swarmforge.agents.codex.sandbox import BYPASS
@@ -19,7 +19,7 @@ from swarmforge.layout import CONFIG_FILE
 def _role_dir(root: str, role: RoleSpec) -> str:
     # Before `up` the worktree does not exist; it will be a checkout of the project.
     path = role.worktree_path(root)
-    return path if os.path.isdir(path) else root
+    return path if Path(path).is_dir() else root
 
 
 def check_agent(root: str, role: RoleSpec, path: str | None = None) -> Check:

@@ -8,6 +8,7 @@ any project it is only a warning, so `doctor` can check the tools before `init`.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config.conf import parse_config, role_prompt_path
 from swarmforge.config.prompts import shipped_roles_dir
@@ -20,8 +21,8 @@ from swarmforge.layout import CONFIG_FILE
 def check_config(root: str, in_project: bool = True) -> tuple[Check, SwarmConfig | None]:
     """swarmforge/swarmforge.conf exists and parses; the config, if it does. Outside any
     project (`in_project` False) a missing one is only a warning."""
-    path = os.path.join(root, CONFIG_FILE)
-    if not os.path.isfile(path):
+    path = Path(root, CONFIG_FILE)
+    if not path.is_file():
         if not in_project:
             detail = f"no {CONFIG_FILE}, and no project here (no git checkout)"
             return Check("config", "warn", detail, "run `swarmforge init DIR` to make one"), None
@@ -29,8 +30,7 @@ def check_config(root: str, in_project: bool = True) -> tuple[Check, SwarmConfig
         return Check("config", "FAIL", f"no {CONFIG_FILE}", fix), None
     try:
         # utf-8-sig as load_config reads it: an editor's byte-order mark is not content.
-        with open(path, encoding="utf-8-sig") as f:
-            config = parse_config(f.read(), path)
+        config = parse_config(path.read_text(encoding="utf-8-sig"), str(path))
     except UnicodeDecodeError:
         return Check("config", "FAIL", f"{path}: not valid UTF-8", "save it as UTF-8"), None
     except SwarmforgeError as exc:
@@ -40,9 +40,9 @@ def check_config(root: str, in_project: bool = True) -> tuple[Check, SwarmConfig
 
 def check_prompts(root: str, config: SwarmConfig) -> Check:
     """The constitution and the prompt of every agent role are present."""
-    wanted = [os.path.join(root, CONSTITUTION_FILE)]
-    wanted += [role_prompt_path(root, r.name) for r in config.roles if not r.is_exec]
-    missing = [os.path.relpath(p, root) for p in wanted if not os.path.isfile(p)]
+    wanted = [Path(root, CONSTITUTION_FILE)]
+    wanted += [Path(role_prompt_path(root, r.name)) for r in config.roles if not r.is_exec]
+    missing = [os.path.relpath(p, root) for p in wanted if not p.is_file()]
     if missing:
         fix = f"write them (shipped ones are in {shipped_roles_dir()})"
         return Check("prompts", "FAIL", f"missing {', '.join(missing)}", fix)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.doctor.check import Check
 from swarmforge.errors import SwarmforgeError
@@ -16,7 +17,7 @@ def check_repository(root: str) -> Check:
 
     checkout = repo.open_checkout(root)
     if checkout is None:
-        if os.path.lexists(os.path.join(root, ".git")):
+        if os.path.lexists(Path(root, ".git")):
             fix = "repair or remove it"
             return Check(
                 "repository", "FAIL", f"{root}/.git exists but is not a usable git checkout", fix

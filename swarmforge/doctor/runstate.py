@@ -4,6 +4,7 @@ and the ports of its roles."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config import sessionrecord
 from swarmforge.daemon.paths import Paths
@@ -48,7 +49,7 @@ def check_run(root: str) -> list[Check]:
     if record.state == "running" and not _live(root, record):
         fix = "`swarmforge gc` cleans up; `swarmforge up` resumes the run"
         run = Check("run", "warn", detail + ", but its processes are gone", fix)
-    missing = [r.name for r in record.roles if not os.path.isdir(r.path)]
+    missing = [r.name for r in record.roles if not Path(r.path).is_dir()]
     trees = Check("worktrees", "ok", f"all {len(record.roles)} present")
     if missing:
         fix = "`swarmforge gc` prunes them; the next `swarmforge up` checks them out again"

@@ -10,11 +10,11 @@ made are removed; a branch that existed before it is never touched.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from swarmforge.errors import CorruptFile
 from swarmforge.filewrite import atomic_write
@@ -38,13 +38,13 @@ class Intent:
 
 def intent_path(root: str, name: str) -> str:
     """Where the intent record of worktree `name` lives."""
-    return os.path.join(root, INTENTS_DIR, f"{name}{SUFFIX}")
+    return str(Path(root, INTENTS_DIR, f"{name}{SUFFIX}"))
 
 
 def record(root: str, intent: Intent) -> None:
     """Write the intent record of `intent`; the caller holds the git lock."""
     path = intent_path(root, intent.name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     # Not fsynced: the record guards against the process dying, which loses no
     # page cache; after a power loss git's own unsynced checkout is in doubt anyway.
     atomic_write(path, json.dumps(asdict(intent)).encode(), durable=False)
@@ -52,14 +52,12 @@ def record(root: str, intent: Intent) -> None:
 
 def clear(root: str, name: str) -> None:
     """Remove the intent record of worktree `name`."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(intent_path(root, name))
+    Path(intent_path(root, name)).unlink(missing_ok=True)
 
 
 def _load(path: str, root: str) -> Intent:
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read())
+        data = json.loads(Path(path).read_bytes())
         fields = {k: data[k] for k in ("name", "path", "branch", "created_branch_at")}
     except (ValueError, KeyError, TypeError) as exc:
         raise CorruptFile(path, None, f"not an intent record ({exc})") from None
@@ -68,28 +66,28 @@ def _load(path: str, root: str) -> Intent:
     ):
         raise CorruptFile(path, None, "an intent record field has the wrong type")
     name = fields["name"]
-    if os.path.basename(path) != f"{name}{SUFFIX}" or component_problem(name) is not None:
+    if Path(path).name != f"{name}{SUFFIX}" or component_problem(name) is not None:
         raise CorruptFile(path, None, f"names worktree {name!r}, not its own")
     # Parse on read: a hand-edited path must never steer the rollback's rmtree elsewhere.
-    if fields["path"] != os.path.join(root, WORKTREES_DIR, name):
+    if fields["path"] != str(Path(root, WORKTREES_DIR, name)):
         raise CorruptFile(path, None, f"path {fields['path']!r} is not worktree {name!r} of {root}")
     return Intent(**fields)
 
 
 def leftovers(root: str) -> list[Intent]:
     """The intent records left by creations that died; the caller holds the git lock."""
-    directory = os.path.join(root, INTENTS_DIR)
+    directory = Path(root, INTENTS_DIR)
     try:
-        names = sorted(os.listdir(directory))
+        names = sorted(entry.name for entry in directory.iterdir())
     except FileNotFoundError:
         return []
-    return [_load(os.path.join(directory, n), root) for n in names if n.endswith(SUFFIX)]
+    return [_load(str(directory / n), root) for n in names if n.endswith(SUFFIX)]
 
 
 def roll_back(root: str, common_dir: str, intent: Intent) -> None:
     """Undo whatever the creation described by `intent` made; the caller holds the git lock."""
     path = intent.path
-    if os.path.lexists(os.path.join(path, ".git")):
+    if os.path.lexists(Path(path, ".git")):
         # --force twice: a worktree still marked "initializing" by git is locked.
         run(root, "worktree", "remove", "--force", "--force", path)
     if os.path.lexists(path):

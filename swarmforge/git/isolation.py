@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
@@ -42,7 +43,7 @@ def worktree_name(run_id: str, task_id: str) -> str:
 
 def require_worktrees(root: str, run_id: str, task_id: str) -> repo.Checkout:
     """The main checkout at `root`; IsolationUnavailable if no worktree can be made there."""
-    found = repo.open_checkout(os.path.realpath(root)) if os.path.isdir(root) else None
+    found = repo.open_checkout(os.path.realpath(root)) if Path(root).is_dir() else None
     if found is None or not found.is_main or found.head is None:
         raise IsolationUnavailable(
             f"Cannot isolate task {task_id!r} of run {run_id!r}: {root} is not the main "

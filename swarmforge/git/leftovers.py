@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import tempfile
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
@@ -39,12 +40,13 @@ def refuse_unless_leftover(
 def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | None:
     """Why `path`, which is no checkout, may hold work; None if it holds no file or only a
     partial checkout of one of `revs` (or HEAD), as an interrupted `git worktree add` does."""
-    if os.path.islink(path) or not os.path.isdir(path):
+    tree = Path(path)
+    if tree.is_symlink() or not tree.is_dir():
         return "it is no directory"
     if not _holds_files(path):
         return None
-    dotgit = os.path.join(path, ".git")
-    if os.path.isdir(dotgit):
+    dotgit = tree / ".git"
+    if dotgit.is_dir():
         return "it holds a .git directory"
     if os.path.lexists(dotgit) and not _points_to_admin(main, dotgit):
         return "its .git file names another repository"
@@ -57,25 +59,26 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
 def _holds_files(directory: str) -> bool:
     for dirpath, dirnames, filenames in os.walk(directory):
         # os.walk lists symlinks to directories among dirnames; they count as content.
-        if filenames or any(os.path.islink(os.path.join(dirpath, d)) for d in dirnames):
+        if filenames or any(Path(dirpath, d).is_symlink() for d in dirnames):
             return True
     return False
 
 
-def _points_to_admin(main: repo.MainRepo, dotgit: str) -> bool:
+def _points_to_admin(main: repo.MainRepo, dotgit: Path) -> bool:
     """True when the `.git` file `dotgit` names a directory under `<common dir>/worktrees/`."""
-    gitdir = git_dir_of(os.path.dirname(dotgit))
+    gitdir = git_dir_of(str(dotgit.parent))
     if gitdir is None:
         return False
-    admin = os.path.dirname(os.path.realpath(gitdir))
-    return admin == os.path.join(main.common_dir, "worktrees")
+    # realpath, not resolve(): a symlink loop is no directory of ours, never an error.
+    admin = Path(os.path.realpath(gitdir)).parent
+    return admin == Path(main.common_dir, "worktrees")
 
 
 def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str) -> bool:
     """True when every file under `path` is the file `commit` holds there, unchanged."""
     fd, scratch = tempfile.mkstemp(prefix="swarmforge-check-", suffix=".index", dir=main.common_dir)
     os.close(fd)
-    os.unlink(scratch)  # git writes the index afresh; an empty file would be a corrupt one
+    Path(scratch).unlink()  # git writes the index afresh; an empty file would be a corrupt one
     tree = (f"--git-dir={main.common_dir}", f"--work-tree={path}")
     env = policy.child_env({"GIT_INDEX_FILE": scratch})
     try:
@@ -88,7 +91,7 @@ def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str) -> bool:
     finally:
         for leftover in (scratch, scratch + ".lock"):
             if os.path.lexists(leftover):
-                os.unlink(leftover)
+                Path(leftover).unlink()
     statuses = changes.split("\0")[0::2]
     return not others and all(s in ("D", "") for s in statuses)
 

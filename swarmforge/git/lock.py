@@ -9,7 +9,7 @@ variants of the functions that would take it again.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge.layout import GIT_LOCK
 from swarmforge.locks import Exclusive
@@ -17,7 +17,7 @@ from swarmforge.locks import Exclusive
 
 def lock_path(root: str) -> str:
     """The lock file of the project at `root`."""
-    return os.path.join(root, GIT_LOCK)
+    return str(Path(root, GIT_LOCK))
 
 
 def git_lock(root: str) -> Exclusive:

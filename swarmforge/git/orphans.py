@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.filewrite import move_noreplace
 from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
 from swarmforge.times import compact
 
 
-def _holds_files(directory: str) -> bool:
+def _holds_files(directory: Path) -> bool:
     for dirpath, dirnames, filenames in os.walk(directory):
         # os.walk lists symlinks to directories among dirnames; they count as content.
-        if filenames or any(os.path.islink(os.path.join(dirpath, d)) for d in dirnames):
+        if filenames or any(Path(dirpath, d).is_symlink() for d in dirnames):
             return True
     return False
 
@@ -22,22 +23,22 @@ def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
 
     Returns where it went, or None when it held nothing but empty directories.
     """
-    mailbox = os.path.join(worktree, HANDOFFS)
-    if not os.path.isdir(mailbox) or not _holds_files(mailbox):
+    mailbox = Path(worktree, HANDOFFS)
+    if not mailbox.is_dir() or not _holds_files(mailbox):
         return None
-    parent = os.path.join(root, ORPHANED_MAILBOXES)
-    os.makedirs(parent, exist_ok=True)
+    parent = Path(root, ORPHANED_MAILBOXES)
+    parent.mkdir(parents=True, exist_ok=True)
     stamp = compact(micro=True)
-    target = os.path.join(parent, f"{name}-{stamp}")
+    target = str(parent / f"{name}-{stamp}")
     for attempt in range(2, 100):
         try:
-            move_noreplace(mailbox, target)
+            move_noreplace(str(mailbox), target)
             return target
         except FileExistsError:
-            target = os.path.join(parent, f"{name}-{stamp}-{attempt}")
+            target = str(parent / f"{name}-{stamp}-{attempt}")
     raise FileExistsError(target)
 
 
 def restore_mailbox(kept: str, worktree: str) -> None:
     """Put a mailbox moved away by `keep_mailbox` back into its worktree."""
-    move_noreplace(kept, os.path.join(worktree, HANDOFFS))
+    move_noreplace(kept, str(Path(worktree, HANDOFFS)))

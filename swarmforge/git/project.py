@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.filewrite import atomic_write
@@ -46,17 +47,16 @@ def _spellings(pattern: str) -> set[str]:
     return {bare, f"{bare}/", f"/{bare}", f"/{bare}/"}
 
 
-def ensure_excludes_locked(common_dir: str) -> bool:
+def ensure_excludes_locked(common_dir: str | os.PathLike[str]) -> bool:
     """Add `.swarmforge/` and `.worktrees/` to info/exclude if missing; the caller holds the lock.
 
     info/exclude lives in the common git dir, so it applies to every worktree:
     mailboxes and state inside a worktree never show up as changes there either.
     Returns True when the file was rewritten.
     """
-    path = os.path.join(common_dir, "info", "exclude")
+    path = Path(common_dir, "info", "exclude")
     try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "surrogateescape")
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         text = ""
     present = {line.strip() for line in text.splitlines()}
@@ -66,15 +66,15 @@ def ensure_excludes_locked(common_dir: str) -> bool:
     if text and not text.endswith("\n"):
         text += "\n"
     text += "".join(f"{p}\n" for p in missing)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(str(path), text.encode("utf-8", "surrogateescape"))
     return True
 
 
 def _init_locked(root: str) -> None:
     git(root, "init", "--quiet")
     # Before the first `git add`, so that our own state is never committed.
-    ensure_excludes_locked(os.path.join(root, ".git"))
+    ensure_excludes_locked(Path(root, ".git"))
     _first_commit_locked(root)
 
 
@@ -99,10 +99,10 @@ def ensure_repository(root: str) -> repo.Checkout:
     of what it holds (minus what .gitignore and info/exclude leave out). An
     existing repository is only given the exclude lines, never a commit.
     """
-    if not os.path.isdir(root):
+    if not Path(root).is_dir():
         raise SwarmforgeError(f"Project directory {root} does not exist.")
     root = os.path.realpath(root)
-    if repo.open_checkout(root) is None and os.path.lexists(os.path.join(root, ".git")):
+    if repo.open_checkout(root) is None and os.path.lexists(Path(root, ".git")):
         # A .git file or a broken .git directory: `git init` would reuse or clobber it.
         raise SwarmforgeError(f"{root}/.git exists but is not a usable git checkout.")
     with git_lock(root):

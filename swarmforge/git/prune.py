@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.git import leftovers, repo
 from swarmforge.git.command import git
@@ -34,14 +35,14 @@ def prune(root: str) -> Pruned:
     main = find_project(root)
     with git_lock(main.workdir):
         rolled_back = recover_locked(main)
-        parent = os.path.join(main.workdir, WORKTREES_DIR)
+        parent = Path(main.workdir, WORKTREES_DIR)
         # One of ours whose directory is gone is stale even when locked (by an add that
         # died, or by hand), which `git worktree prune` leaves.
         listed = porcelain(main.workdir)
         ours_gone = [
             wt
             for wt, _ in listed
-            if os.path.dirname(wt.path) == parent and not os.path.lexists(wt.path)
+            if Path(wt.path).parent == parent and not os.path.lexists(wt.path)
         ]
         stale = tuple(wt for wt, prunable in listed if prunable or wt in ours_gone)
         if stale:
@@ -53,15 +54,16 @@ def prune(root: str) -> Pruned:
 
 
 def _clear_leftovers_locked(main: repo.MainRepo) -> list[str]:
-    parent = os.path.join(main.workdir, WORKTREES_DIR)
+    parent = Path(main.workdir, WORKTREES_DIR)
     try:
-        entries = sorted(os.listdir(parent))
+        names = sorted(entry.name for entry in parent.iterdir())
     except FileNotFoundError:
         return []
     cleared = []
-    for name in entries:
-        path = os.path.join(parent, name)
-        if not os.path.isdir(path) or os.path.islink(path) or repo.open_checkout(path):
+    for name in names:
+        entry = parent / name
+        path = str(entry)
+        if not entry.is_dir() or entry.is_symlink() or repo.open_checkout(path):
             continue
         if leftovers.work_held(main, path, ()) is None:
             leftovers.discard_locked(main, path)

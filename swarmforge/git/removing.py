@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import leftovers, repo
@@ -67,7 +68,7 @@ def _remove_checkout_locked(
         rescued = _rescue_or_refuse(main, name, path, rescue_ref)
         git(main.workdir, "worktree", "remove", "--force", path)
     except BaseException:
-        if mailbox is not None and os.path.isdir(path):
+        if mailbox is not None and Path(path).is_dir():
             restore_mailbox(mailbox, path)
         raise
     return Removal(name, path, True, rescued, mailbox)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from swarmforge.errors import SwarmforgeError
@@ -76,12 +77,10 @@ class MainRepo:
 def find_main(path: str) -> MainRepo | None:
     """The main checkout whose top directory is `path`, or None when `path` is not one."""
     workdir = os.path.realpath(path)
-    git_dir = os.path.join(workdir, ".git")
+    git_dir = Path(workdir, ".git")
     # The usual layout is answered by two stats; opening the repository costs ten times more
     # and this runs on every create and remove.
-    if os.path.isfile(os.path.join(git_dir, "HEAD")) and not os.path.lexists(
-        os.path.join(git_dir, "commondir")
-    ):
+    if (git_dir / "HEAD").is_file() and not os.path.lexists(git_dir / "commondir"):
         return MainRepo(workdir, os.path.realpath(git_dir))
     found = open_checkout(workdir)
     if found is None or not found.is_main:
@@ -151,19 +150,17 @@ def has_identity(path: str) -> bool:
 
 def admin_dirs_for(common_dir: str, path: str) -> list[str]:
     """Git's administrative directories (`worktrees/<id>`) registered for work tree `path`."""
-    target = os.path.join(path, ".git")
-    base = os.path.join(common_dir, "worktrees")
+    target = str(Path(path, ".git"))
     try:
-        ids = os.listdir(base)
+        admins = list(Path(common_dir, "worktrees").iterdir())
     except FileNotFoundError:
         return []
     found = []
-    for ident in ids:
+    for admin in admins:
         try:
-            with open(os.path.join(base, ident, "gitdir"), encoding="utf-8") as f:
-                recorded = f.read().strip()
+            recorded = (admin / "gitdir").read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
             continue
         if os.path.normpath(recorded) == target:
-            found.append(os.path.join(base, ident))
+            found.append(str(admin))
     return found

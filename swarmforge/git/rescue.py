@@ -8,10 +8,10 @@ left exactly as they were, and each task's work lands on its own ref.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
@@ -31,11 +31,6 @@ def is_dirty(workdir: str) -> bool:
     return bool(result.stdout)
 
 
-def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-
-
 def _tree_of(checkout: repo.Checkout) -> str:
     """The tree of every file in the worktree, staged into a scratch copy of its index."""
     fd, scratch = tempfile.mkstemp(
@@ -45,15 +40,16 @@ def _tree_of(checkout: repo.Checkout) -> str:
     try:
         try:
             # A scratch file deleted below, not state, so filewrite.atomic_write is not needed.
-            shutil.copyfile(os.path.join(checkout.git_dir, "index"), scratch)
+            shutil.copyfile(Path(checkout.git_dir, "index"), scratch)
         except FileNotFoundError:
-            os.unlink(scratch)  # no index yet: git starts an empty one; an empty file is corrupt
+            # No index yet: git starts an empty one; an empty file is corrupt.
+            Path(scratch).unlink()
         env = policy.child_env({"GIT_INDEX_FILE": scratch})
         git(checkout.workdir, "add", "--all", env=env)
         return git(checkout.workdir, "write-tree", env=env).strip()
     finally:
-        _unlink_quietly(scratch)
-        _unlink_quietly(scratch + ".lock")
+        Path(scratch).unlink(missing_ok=True)
+        Path(scratch + ".lock").unlink(missing_ok=True)
 
 
 def snapshot(checkout: repo.Checkout, message: str, previous: str | None = None) -> str | None:

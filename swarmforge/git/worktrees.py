@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import intents, leftovers, repo
@@ -32,7 +33,7 @@ class Worktree:
 
 def worktree_path(root: str, name: str) -> str:
     """Where worktree `name` of the project at `root` lives."""
-    return os.path.join(root, WORKTREES_DIR, name)
+    return str(Path(root, WORKTREES_DIR, name))
 
 
 def _healthy(main: repo.MainRepo, name: str, path: str, branch: str) -> Worktree | None:
@@ -85,9 +86,9 @@ def recover_locked(main: repo.MainRepo) -> list[str]:
             continue
         # `repo.create_branch` runs in-process: a creation killed inside it leaves git's
         # lock file of the new ref, which would stop the rollback and every later creation.
-        lock = os.path.join(main.common_dir, "refs", "heads", *parts) + ".lock"
+        lock = Path(main.common_dir, "refs", "heads", f"{intent.branch}.lock")
         if os.path.lexists(lock):
-            os.unlink(lock)
+            lock.unlink()
     return intents.recover_locked(main.workdir, main.common_dir)
 
 
@@ -151,7 +152,7 @@ def porcelain(root: str) -> list[tuple[Worktree, bool]]:
         if branch is not None:
             branch = branch.removeprefix("refs/heads/")
         path = rec["worktree"]
-        tree = Worktree(os.path.basename(path), path, branch, rec.get("HEAD"))
+        tree = Worktree(Path(path).name, path, branch, rec.get("HEAD"))
         found.append((tree, "prunable" in rec))
     return found
 
@@ -159,5 +160,5 @@ def porcelain(root: str) -> list[tuple[Worktree, bool]]:
 def list_worktrees(root: str) -> list[Worktree]:
     """The worktrees registered under `<root>/.worktrees/`."""
     main = find_project(root)
-    parent = os.path.join(main.workdir, WORKTREES_DIR)
-    return [wt for wt, _ in porcelain(main.workdir) if os.path.dirname(wt.path) == parent]
+    parent = Path(main.workdir, WORKTREES_DIR)
+    return [wt for wt, _ in porcelain(main.workdir) if Path(wt.path).parent == parent]

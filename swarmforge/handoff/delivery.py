@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Protocol
 
 from swarmforge import fsutil, text
@@ -52,7 +53,7 @@ def archive(path: str) -> None:
         outbox.archive(outbox.sender(path), path)
     except FileExistsError:
         # Already archived once under this name: the outbox file is a duplicate.
-        raise Undeliverable(f"a handoff named {os.path.basename(path)} was already sent") from None
+        raise Undeliverable(f"a handoff named {Path(path).name} was already sent") from None
 
 
 def deliver(
@@ -68,7 +69,7 @@ def deliver(
     `remote`: the roles other hosts run, and the way to them; their copies are sent
     (after the local ones are made) before the original is archived.
     """
-    name = os.path.basename(path)
+    name = Path(path).name
     if is_tracked and os.path.lexists(path):
         return _failed(path, TRACKED)
     problem = name_problem(name)
@@ -119,4 +120,4 @@ def deliver(
 
 def _failed(path: str, reason: str, handoff: message.Handoff | None = None) -> Outcome:
     fail(path, reason)
-    return Outcome(os.path.basename(path), FAILED, reason=reason, handoff=handoff)
+    return Outcome(Path(path).name, FAILED, reason=reason, handoff=handoff)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge import filewrite, fsutil
 from swarmforge.handoff import message
@@ -36,8 +36,8 @@ def take_back(path: str) -> bool:
     """
     claim = filewrite.temp_name(path)
     try:
-        os.rename(path, claim)
+        Path(path).rename(claim)
     except FileNotFoundError:
         return False
-    os.unlink(claim)
+    Path(claim).unlink()
     return True

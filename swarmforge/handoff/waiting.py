@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import SUFFIX, Box
@@ -32,9 +33,10 @@ def tracked(worktree: str) -> set[str]:
     Such a file came with a commit, not from the gate, so it is never delivered. A
     directory git does not know (ls-files fails) tracks nothing.
     """
-    outbox = os.path.join(HANDOFFS, Box.OUTBOX)
-    result = command.run(worktree, "ls-files", "-z", "--", outbox)
+    outbox = Path(HANDOFFS, Box.OUTBOX)
+    result = command.run(worktree, "ls-files", "-z", "--", str(outbox))
     if not result.ok:
         return set()
     paths = result.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {os.path.basename(p) for p in paths if p and os.path.dirname(p) == outbox}
+    files = [Path(p) for p in paths if p]
+    return {f.name for f in files if f.parent == outbox}

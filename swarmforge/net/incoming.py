@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.errors import CorruptFile
@@ -132,7 +133,7 @@ def _set_aside(box: Mailbox, name: str, data: bytes, reason: str) -> Received:
     box.ensure(Box.OUTBOX_TMP, Box.FAILED)
     staged = box.path(Box.OUTBOX_TMP, name)
     if os.path.lexists(staged):
-        os.unlink(staged)  # left by a receiver that died before moving it
+        Path(staged).unlink()  # left by a receiver that died before moving it
     filewrite.write_new(staged, data)
     set_aside(box, staged, reason)
     return Received(name, FAILED, reason)

@@ -12,7 +12,7 @@ the first publish and names its full id in a header, for the receiver (incoming.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
@@ -54,7 +54,7 @@ def send(
     handoff_id = handoff.get("id")
     if not handoff_id:
         raise Undeliverable("the handoff has no 'id' header")
-    name = os.path.basename(outbox_file)
+    name = Path(outbox_file).name
     headers = {NAME_HEADER: name}
     commit = commitcheck.MergeChecks(handoff, name, "").commit  # only what the gate writes
     if commit and hub:
@@ -66,4 +66,4 @@ def send(
 
 def _worktree_of(outbox_file: str) -> str:
     """The worktree whose outbox holds `outbox_file` (<worktree>/.swarmforge/handoffs/outbox/X)."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(outbox_file))))
+    return str(Path(outbox_file).parents[3])

@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.config.conf import load_config
 from swarmforge.config.role import EXEC
@@ -121,11 +122,10 @@ def _play(
     worktrees = {r.name: r.worktree_path(project) for r in config.roles}
     director = Director(script, worktrees)
     problems: list[str] = []
+    homes = Path(work, "homes")
     with ModelServer(director.decide) as server:
         env = {
-            r.name: agent_env(
-                r.agent, os.path.join(work, "homes", r.name), project, server.base_url(r.name)
-            )
+            r.name: agent_env(r.agent, str(homes / r.name), project, server.base_url(r.name))
             for r in config.roles
             if r.agent in ("claude", "codex")
         }
@@ -133,7 +133,7 @@ def _play(
             swarm_up(project, backend, stagger=0.0, role_env=env, progress=progress)
             for send in script.send:
                 path, _ = fromuser.send(project, send.to, send.text, type_=send.type)
-                progress(f"sent {os.path.basename(path)}")
+                progress(f"sent {Path(path).name}")
             problems += _wait(director, script, project, config, progress)
         finally:
             progress("stopping the swarm")
@@ -158,7 +158,7 @@ def rehearse(
     check_roles(script, script_path, {r.name: r.agent for r in config.roles})
     work = tempfile.mkdtemp(prefix="swarmforge-rehearsal-")
     try:
-        project = copy_project(root, os.path.join(work, "project"))
+        project = copy_project(root, Path(work, "project"))
         progress(f"rehearsing on a copy of {root} in {project}")
         director, problems = _play(script, load_config(project), project, work, backend, progress)
     finally:

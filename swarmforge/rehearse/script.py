@@ -32,6 +32,7 @@ agent's own shell tool. `expect` is checked when the turn ends:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,8 +100,7 @@ def parse_script(data: bytes, path: str) -> Script:
 def load_script(path: str) -> Script:
     """Read the rehearsal script at `path`."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise SwarmforgeError(f"Cannot read rehearsal script {path}: {exc.strerror}.") from None
     return parse_script(data, path)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.proc import detach
 from swarmforge.run.commandtask import run_command
 
 
-def pid_file(reports: str, task_id: str) -> str:
+def pid_file(reports: str, task_id: str) -> Path:
     """Where a background worker records its pid while it runs."""
-    return os.path.join(reports, f"{task_id}.pid")
+    return Path(reports) / f"{task_id}.pid"
 
 
 def start_background(
@@ -32,10 +33,10 @@ def start_background(
     The pid is the shell's `$!`, known at once: a worker that ends within
     milliseconds has removed its pid file before anyone could read it.
     """
-    os.makedirs(reports, exist_ok=True)
+    Path(reports).mkdir(parents=True, exist_ok=True)
     marker = pid_file(reports, task_id)
-    if os.path.exists(marker):
-        os.unlink(marker)  # a killed earlier attempt's: the new worker writes its own
+    if marker.exists():
+        marker.unlink()  # a killed earlier attempt's: the new worker writes its own
     wrapper = [
         sys.executable,
         "-m",
@@ -56,7 +57,7 @@ def start_background(
 def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> int:
     """The detached worker itself: run the command, write the report, drop the pid file."""
     marker = pid_file(reports, task_id)
-    filewrite.atomic_write(marker, f"{os.getpid()}\n".encode())
+    filewrite.atomic_write(str(marker), f"{os.getpid()}\n".encode())
     try:
         outcome = run_command(
             task_id,
@@ -68,6 +69,6 @@ def background_main(reports: str, task_id: str, cwd: str, argv: list[str]) -> in
             durable=True,  # for a background task the report is where its outcome is found
         )
     finally:
-        if os.path.exists(marker):
-            os.unlink(marker)
+        if marker.exists():
+            marker.unlink()
     return 0 if outcome.ok else 1

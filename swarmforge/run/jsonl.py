@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -82,8 +83,7 @@ def read_lines(
 ) -> tuple[list[T], list[str]]:
     """The records of JSONL file `path` (none if it is missing) and warnings; never writes."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         return [], []
     records, warnings, _ = parse_lines(path, data, adapter, check)
@@ -94,7 +94,7 @@ def load_for_append(
     path: str, adapter: TypeAdapter[T], check: Check[T] | None = None
 ) -> tuple[list[T], list[str], int]:
     """Read (creating) JSONL file `path` and cut a torn last line off; records, warnings, size."""
-    created = not os.path.exists(path)
+    created = not Path(path).exists()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         # Appenders hold this lock while they write, so a torn tail seen under it is a
@@ -108,7 +108,7 @@ def load_for_append(
     finally:
         os.close(fd)
     if created:
-        fsutil.fsync_dir(os.path.dirname(path) or ".")
+        fsutil.fsync_dir(str(Path(path).parent))
     return records, warnings, end
 
 

@@ -8,10 +8,10 @@ with a report from an earlier life of the run) is read once, here.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.locks import FileLock
@@ -58,8 +58,9 @@ def open_run(
     """Open run `run_id` of `spec` (kept in `run_dir`) under its lock, for the life of a
     `with` block. While `waiting()` says a claimed task waits for the disk, each fsync of
     the journal wakes the spawner's wait, where the dispatch loop sleeps."""
-    reports = os.path.join(run_dir, "reports")
-    with FileLock(os.path.join(run_dir, "orchestrator.lock"), what=f"run {run_id}"):
+    directory = Path(run_dir)
+    reports = str(directory / "reports")
+    with FileLock(str(directory / "orchestrator.lock"), what=f"run {run_id}"):
         overview.keep_spec(run_dir, canonical_json(spec))
         resumed, journal = resume_states(run_dir, sole=True)
         # Tasks with a report from an earlier life of the run (listed under the run's

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.events import EventLog
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 def runs_dir(root: str) -> str:
     """Where the project's planned runs live."""
-    return os.path.join(root, RUNS_DIR)
+    return str(Path(root) / RUNS_DIR)
 
 
 class Orchestrator:
@@ -54,8 +55,9 @@ class Orchestrator:
         self.workers = workers  # command tasks go to workers on other hosts (remote/sender.py)
         self.spec = spec
         self.run_id = run_id(spec)
-        self.dir = os.path.join(runs_dir(self.root), self.run_id)
-        self.reports = os.path.join(self.dir, "reports")
+        run_dir = Path(runs_dir(self.root)) / self.run_id
+        self.dir = str(run_dir)
+        self.reports = str(run_dir / "reports")
         self.limit = max_concurrency or spec.maxConcurrency
         self.progress = progress or (lambda m: None)
 
@@ -65,7 +67,7 @@ class Orchestrator:
     def run(self) -> RunSummary:
         """Start or resume the run; returns when nothing can move any more."""
         preflight(self.root, self.run_id, self._all())
-        os.makedirs(self.reports, exist_ok=True)
+        Path(self.reports).mkdir(parents=True, exist_ok=True)
         flights = Flights()
         with open_run(
             self.root,

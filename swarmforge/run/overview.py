@@ -9,8 +9,8 @@ their edges.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.layout import RUNS_DIR
@@ -50,16 +50,16 @@ class RunView:
 
 def keep_spec(run_dir: str, spec_json: str) -> None:
     """Keep the run's spec beside its journal, once, for views of its tasks and edges."""
-    kept = os.path.join(run_dir, SPEC)
-    if not os.path.exists(kept):
-        filewrite.atomic_write(kept, spec_json.encode(), durable=False)
+    kept = Path(run_dir) / SPEC
+    if not kept.exists():
+        filewrite.atomic_write(str(kept), spec_json.encode(), durable=False)
 
 
 def run_dirs(root: str) -> list[str]:
     """The directories of the project's runs, by name."""
-    base = os.path.join(root, RUNS_DIR)
-    names = sorted(os.listdir(base)) if os.path.isdir(base) else []
-    return [os.path.join(base, n) for n in names if os.path.isdir(os.path.join(base, n))]
+    base = Path(root) / RUNS_DIR
+    found = sorted(base.iterdir()) if base.is_dir() else []
+    return [str(d) for d in found if d.is_dir()]
 
 
 def runs(root: str) -> list[RunView]:
@@ -100,7 +100,7 @@ def run(run_dir: str) -> RunView:
         for task in order
     ]
     return RunView(
-        run_id=os.path.basename(run_dir),
+        run_id=Path(run_dir).name,
         goal=getattr(started, "goal", None),
         finished="run-finished" in kinds[opened + 1 :],
         counts=counts,
@@ -112,7 +112,7 @@ def run(run_dir: str) -> RunView:
 def _edges(run_dir: str) -> dict[str, list[str]]:
     """Each task of the run's spec copy with what it depends on, leads before subtasks."""
     try:
-        with open(os.path.join(run_dir, SPEC), "rb") as f:
+        with (Path(run_dir) / SPEC).open("rb") as f:
             spec = json.load(f)
     except (OSError, ValueError):
         return {}

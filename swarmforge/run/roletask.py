@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
+from pathlib import Path
 
 from swarmforge import roletable, times
 from swarmforge.daemon import wake as notify
@@ -31,8 +31,7 @@ def role_entry(root: str, role: str, task_id: str) -> roletable.RoleEntry:
         roles = {}
     if role not in roles:
         raise SwarmforgeError(
-            f"Task '{task_id}' is for role '{role}', which is not in "
-            f"{os.path.join(root, ROLES_TSV)}.",
+            f"Task '{task_id}' is for role '{role}', which is not in {Path(root) / ROLES_TSV}.",
             hint="Start the swarm with `swarmforge up` first.",
         )
     return roles[role]

@@ -9,9 +9,9 @@ says what became of their tasks; the dispatch journals it (dispatch.py).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge.run.journal.checkpoint import CHECKPOINT
 from swarmforge.run.journal.file import EVENTS, Journal
@@ -70,7 +70,7 @@ class TaskTree:
             for task in tasks
             if not self.journal.was_enqueued(task.id)
         ]
-        level.restore(self.resumed, os.path.join(self.dir, CHECKPOINT), EVENTS)
+        level.restore(self.resumed, str(Path(self.dir) / CHECKPOINT), EVENTS)
         self.levels.append(level)
         decided = self._carry_out_decisions(level)
         if parent is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from swarmforge import roletable
 from swarmforge.config import sessionlock, sessionrecord
@@ -28,12 +29,12 @@ def _stale_pid_files(root: str) -> list[str]:
     daemon = Paths(root)
     removed = []
     for pid_file, lock in (
-        (os.path.join(root, RUNNER_PID), os.path.join(root, RUNNER_LOCK)),
-        (daemon.pid, daemon.lock),
+        (Path(root, RUNNER_PID), str(Path(root, RUNNER_LOCK))),
+        (Path(daemon.pid), daemon.lock),
     ):
-        if os.path.exists(pid_file) and not is_held(lock):
-            os.unlink(pid_file)
-            removed.append(pid_file)
+        if pid_file.exists() and not is_held(lock):
+            pid_file.unlink()
+            removed.append(str(pid_file))
     return removed
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from swarmforge.config.role import MAIN_CHECKOUT
 from swarmforge.config.rolerecord import RoleRecord
@@ -53,7 +54,7 @@ def tree_bytes(top: str, seen: Seen | None = None, skip: frozenset[str] = frozen
     return total
 
 
-def path_bytes(path: str, seen: Seen | None = None) -> int:
+def path_bytes(path: str | os.PathLike[str], seen: Seen | None = None) -> int:
     """Allocated bytes of a file, a symlink (itself) or a directory and everything in it."""
     seen = set() if seen is None else seen
     try:
@@ -61,12 +62,12 @@ def path_bytes(path: str, seen: Seen | None = None) -> int:
     except OSError:
         return 0
     own = _counted(st, seen)
-    return own + tree_bytes(path, seen) if stat.S_ISDIR(st.st_mode) else own
+    return own + tree_bytes(os.fspath(path), seen) if stat.S_ISDIR(st.st_mode) else own
 
 
 def worktree_bytes(path: str) -> int | None:
     """The disk a role's worktree takes, its `.git` file aside; None when it is missing."""
-    if not os.path.isdir(path):
+    if not Path(path).is_dir():
         return None
     return tree_bytes(path, skip=frozenset({".git"}))
 

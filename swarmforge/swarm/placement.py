@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from swarmforge import filewrite, times
 from swarmforge.config import rolerecord
@@ -119,17 +120,18 @@ def write_roles_tsv(
     rows = [r.entry(r.path).row() for r in roles]
     elsewhere = [specs[name] for name in specs if name in (remote or {})]
     rows += [spec.entry(spec.worktree_path(root)).row() for spec in elsewhere]
-    os.makedirs(os.path.join(root, STATE_DIR), exist_ok=True)
+    Path(root, STATE_DIR).mkdir(parents=True, exist_ok=True)
     remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
-    remote_path = os.path.join(root, REMOTE_TSV)
+    remote_path = Path(root, REMOTE_TSV)
     if remote_rows:
-        filewrite.atomic_write(remote_path, remote_rows.encode())
+        filewrite.atomic_write(str(remote_path), remote_rows.encode())
     elif os.path.lexists(remote_path):
-        os.unlink(remote_path)
-    filewrite.atomic_write(os.path.join(root, ROLES_TSV), "".join(rows).encode())
+        remote_path.unlink()
+    filewrite.atomic_write(str(Path(root, ROLES_TSV)), "".join(rows).encode())
 
 
 def log_file(root: str, name: str) -> str:
     """The log of role (or component) `name` under `.swarmforge/logs/`."""
-    os.makedirs(os.path.join(root, LOGS_DIR), exist_ok=True)
-    return os.path.join(root, LOGS_DIR, f"{name}.log")
+    logs = Path(root, LOGS_DIR)
+    logs.mkdir(parents=True, exist_ok=True)
+    return str(logs / f"{name}.log")

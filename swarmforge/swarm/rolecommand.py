@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.agents import commands
@@ -26,7 +27,7 @@ def write_instructions(root: str, config: SwarmConfig) -> None:
     for role in config.roles:
         if not role.is_exec:
             path = prompts.instruction_path(root, role.name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             filewrite.atomic_write(
                 path, prompts.instruction_text(role.name).encode(), durable=False
             )
@@ -34,10 +35,10 @@ def write_instructions(root: str, config: SwarmConfig) -> None:
 
 def instruction_files(root: str, role: str) -> list[str]:
     """What an agent of `role` is told to read, relative to its worktree."""
-    articles = prompts.article_names(os.path.join(root, prompts.ARTICLES_DIR))
+    articles = prompts.article_names(str(Path(root, prompts.ARTICLES_DIR)))
     return [
         CONSTITUTION_FILE,
-        *(os.path.join(prompts.ARTICLES_DIR, name) for name in articles),
+        *(str(Path(prompts.ARTICLES_DIR, name)) for name in articles),
         os.path.relpath(role_prompt_path(root, role), root),
     ]
 
@@ -59,8 +60,8 @@ def check_instructions(root: str, roles: list[RoleRecord]) -> None:
         if role.is_exec or role.in_main_checkout:
             continue
         wanted = instruction_files(root, role.name)
-        if os.path.isdir(role.path):
-            have = {p for p in wanted if os.path.isfile(os.path.join(role.path, p))}
+        if Path(role.path).is_dir():
+            have = {p for p in wanted if Path(role.path, p).is_file()}
         else:
             have = _committed(root, wanted)
         lacking = [p for p in wanted if p not in have]
@@ -68,7 +69,7 @@ def check_instructions(root: str, roles: list[RoleRecord]) -> None:
             missing[role.name] = lacking
     if not missing:
         return
-    existing = [r.path for r in roles if r.name in missing and os.path.isdir(r.path)]
+    existing = [r.path for r in roles if r.name in missing and Path(r.path).is_dir()]
     hint = (
         "Commit them, then run `swarmforge up` again: "
         "git add swarmforge && git commit -m 'Add the swarm configuration'"
@@ -120,7 +121,7 @@ def command(
     loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
     path = env.get("PATH")
     if not record.is_exec:
-        agent(record.agent).prepare(os.path.join(root, BIN_DIR), path)
+        agent(record.agent).prepare(str(Path(root, BIN_DIR)), path)
     if runs_loop(root, config, record, backend):
         if not record.is_exec:
             # A missing agent is reported when the role starts, not at its first item.

@@ -8,9 +8,9 @@ runs per call.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
+from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.layout import BIN_DIR, SCRIPTS
@@ -26,13 +26,12 @@ def script_text(args: tuple[str, ...], python: str) -> str:
 
 def write(root: str, python: str | None = None) -> str:
     """Write every helper script under `<root>/.swarmforge/bin/`; that directory."""
-    directory = os.path.join(root, BIN_DIR)
-    os.makedirs(directory, exist_ok=True)
+    directory = Path(root, BIN_DIR)
+    directory.mkdir(parents=True, exist_ok=True)
     python = python or sys.executable
     scripts = {name: script_text(args, python) for name, args in SCRIPTS.items()}
     command = " ".join(shlex.quote(a) for a in (python, "-I", "-m", "swarmforge"))
     scripts["swarmforge"] = f'#!/bin/sh\n# Written by swarmforge up.\nexec {command} "$@"\n'
     for name, text in scripts.items():
-        path = os.path.join(directory, name)
-        filewrite.atomic_write(path, text.encode(), durable=False, mode=0o755)
-    return directory
+        filewrite.atomic_write(str(directory / name), text.encode(), durable=False, mode=0o755)
+    return str(directory)

@@ -6,7 +6,7 @@ other.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
@@ -18,7 +18,7 @@ from swarmforge.locks import is_held
 def is_running(root: str, record: SessionRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
-        return is_held(os.path.join(root, RUNNER_LOCK))
+        return is_held(str(Path(root, RUNNER_LOCK)))
     from swarmforge.tmux.server import Tmux, project_socket
 
     tmux = Tmux(project_socket(root))
@@ -29,16 +29,17 @@ def stop_processes(root: str, record: SessionRecord | None) -> list[int]:
     """End the runner, the tmux sessions and every process tagged with the run; the pids."""
     ended: list[int] = []
     if record is not None:
-        pid_file = os.path.join(root, RUNNER_PID)
-        if record.runner_pid and is_held(os.path.join(root, RUNNER_LOCK)):
+        pid_file = Path(root, RUNNER_PID)
+        lock = str(Path(root, RUNNER_LOCK))
+        if record.runner_pid and is_held(lock):
             ended += tagging.terminate_tree(record.runner_pid)
         from swarmforge.tmux.server import Tmux, project_socket
 
         if record.backend == "tmux" or Tmux(project_socket(root)).server_running():
             Tmux(project_socket(root)).kill_server()
         ended += tagging.terminate(tagging.tagged(root, record.run_id))
-        if os.path.exists(pid_file) and not is_held(os.path.join(root, RUNNER_LOCK)):
-            os.unlink(pid_file)
+        if pid_file.exists() and not is_held(lock):
+            pid_file.unlink()
     ended += tagging.terminate(tagging.tagged(root))
     return ended
 

@@ -18,6 +18,7 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from swarmforge.config import sessionrecord
 from swarmforge.config.rolerecord import RoleRecord
@@ -144,7 +145,7 @@ def _headless(record: SessionRecord, role: str | None) -> SwarmforgeError:
     return SwarmforgeError(
         "The swarm runs headless: its roles have no terminal to attach to.",
         hint=f"Follow it with `swarmforge events --follow`, or read "
-        f"{os.path.join(LOGS_DIR, name + '.log')}.",
+        f"{Path(LOGS_DIR, name + '.log')}.",
     )
 
 

@@ -19,9 +19,9 @@ own directories.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from swarmforge.git.repo import find_main
 from swarmforge.layout import DAEMON_DIR, HANDOFFS, LOGS_DIR, STATE_DIR, WORKTREES_DIR
@@ -52,11 +52,13 @@ class Changes:
     def __init__(self, root: str, poke: Callable[[], None]) -> None:
         self.root = root
         self.poke = poke
-        self.state_dir = os.path.join(root, STATE_DIR)
-        self.quiet = {os.path.join(root, d) for d in NOT_STATE}
-        self.quiet.add(os.path.join(root, WORKTREES_DIR))  # each role's worktree is a tree
+        # Strings, as the watch reports the paths that changed.
+        project = Path(root)
+        self.state_dir = str(project / STATE_DIR)
+        self.quiet = {str(project / d) for d in NOT_STATE}
+        self.quiet.add(str(project / WORKTREES_DIR))  # each role's worktree is a tree
         main = find_main(root)
-        self.branches = os.path.join(main.common_dir, "refs", "heads") if main else None
+        self.branches = str(Path(main.common_dir, "refs", "heads")) if main else None
         self.mailboxes: tuple[str, ...] = ()
         self.lock = threading.Lock()
         self.state = self.work = False
@@ -75,7 +77,7 @@ class Changes:
     def aim(self, worktrees: Iterable[str]) -> bool:
         """Watch these role worktrees from now on; True if that changed anything."""
         trees = sorted(set(worktrees))
-        mailboxes = [os.path.join(t, HANDOFFS) for t in trees if t != self.root]
+        mailboxes = [str(Path(t, HANDOFFS)) for t in trees if t != self.root]
         with self.lock:
             self.mailboxes = (self.state_dir, *mailboxes)
         wanted = [self.state_dir, *mailboxes, *trees]
@@ -109,7 +111,7 @@ class Changes:
             self.poke()
 
     def _skip(self, path: str) -> bool:
-        name = os.path.basename(path)
+        name = Path(path).name
         if name.endswith((".lock", ".state.json")) or temporary(name):
             return True
         return path in self.quiet or name in SKIPPED_DIRS

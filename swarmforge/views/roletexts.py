@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import items_in
@@ -14,9 +15,9 @@ DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
 
 def output(root: str, role: str, lines: int = 200) -> str:
     """The last `lines` lines of the role's output log, or a sentence saying there is none."""
-    path = os.path.join(root, LOGS_DIR, role + ".log")
+    path = Path(root, LOGS_DIR, role + ".log")
     try:
-        with open(path, "rb") as log:
+        with path.open("rb") as log:
             log.seek(max(0, os.fstat(log.fileno()).st_size - OUTPUT_BYTES))
             data = log.read(OUTPUT_BYTES)
     except OSError:
@@ -40,14 +41,11 @@ def handoff(path: str | None) -> str:
     """The text of the item in hand: a task's file, or every file of a batch."""
     if path is None:
         return "(no item in hand)"
-    files = items_in(path) if os.path.isdir(path) else [path]
+    files = items_in(path) if Path(path).is_dir() else [path]
     parts = []
-    for name in files:
+    for item in map(Path, files):
         try:
-            with open(name, "rb") as item:
-                parts.append(
-                    f"== {os.path.basename(name)}\n" + item.read().decode(errors="replace")
-                )
+            parts.append(f"== {item.name}\n" + item.read_bytes().decode(errors="replace"))
         except OSError as exc:
-            parts.append(f"== {os.path.basename(name)}: cannot be read ({exc.strerror})")
+            parts.append(f"== {item.name}: cannot be read ({exc.strerror})")
     return "\n".join(parts) or "(the batch is empty)"

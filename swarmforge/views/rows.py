@@ -5,8 +5,8 @@ Read from the role's status (swarm/status/role.py) and a few git calls; nothing 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge import times
 from swarmforge.git import command
@@ -46,7 +46,7 @@ def _oldest_age(path: str, now: float) -> int | None:
     ages = []
     for item in Mailbox(path).items(Box.NEW):
         try:
-            ages.append(int(now - os.stat(item).st_mtime))
+            ages.append(int(now - Path(item).stat().st_mtime))
         except OSError:
             continue
     return max(ages) if ages else None
@@ -72,7 +72,7 @@ def row(root: str, base: str, role: RoleStatus, now: float) -> Row:
         state_age=age,
         queued=role.queued,
         oldest_age=_oldest_age(role.path, now),
-        current=os.path.basename(current.path) if current else "",
+        current=Path(current.path).name if current else "",
         current_path=current.path if current else None,
         port=role.port,
         branch=role.branch,

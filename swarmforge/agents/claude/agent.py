@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Agent, Launch
@@ -44,10 +45,8 @@ class Claude(Agent):
     def tokens(self, env: Mapping[str, str], cwd: str, since: float) -> Tokens:
         from swarmforge.agents.claude.tokens import claude_tokens
 
-        home = env.get("HOME") or os.path.expanduser("~")
-        return claude_tokens(
-            env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), cwd, since
-        )
+        home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
+        return claude_tokens(env.get("CLAUDE_CONFIG_DIR") or Path(home, ".claude"), cwd, since)
 
     def config_path(self, env: Env) -> str:
         from swarmforge.agents.claude import trust

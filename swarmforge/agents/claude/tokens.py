@@ -12,19 +12,22 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from swarmforge.agents.tokens import METER, Meter, SessionFile, Tokens, count, unix_time
 
 
-def claude_project_dir(config_dir: str, cwd: str) -> str:
+def claude_project_dir(config_dir: str | os.PathLike[str], cwd: str) -> str:
     """Where claude keeps the transcripts of sessions in `cwd`."""
-    return os.path.join(config_dir, "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd))
+    return str(Path(config_dir, "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd)))
 
 
-def claude_tokens(config_dir: str, cwd: str, since: float, meter: Meter = METER) -> Tokens:
+def claude_tokens(
+    config_dir: str | os.PathLike[str], cwd: str, since: float, meter: Meter = METER
+) -> Tokens:
     """The usage of every model message of claude's sessions in `cwd` since `since`."""
-    pattern = os.path.join(claude_project_dir(config_dir, cwd), "*.jsonl")
-    return meter.count(_ClaudeFile, pattern, cwd, since, _total)
+    directory = claude_project_dir(config_dir, cwd)
+    return meter.count(_ClaudeFile, directory, "*.jsonl", cwd, since, _total)
 
 
 def _total(found: list[tuple[_ClaudeFile, dict[str, object] | None]]) -> Tokens:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from swarmforge.agents.homes import (
@@ -37,11 +38,11 @@ KEY_SUFFIX = 20  # claude remembers an approved API key by its last 20 character
 def claude_config_path(env: Env) -> str:
     """The JSON file claude keeps its onboarding, trust and API key answers in."""
     config_dir = env.get("CLAUDE_CONFIG_DIR")
-    legacy = os.path.join(config_dir or os.path.join(home_dir(env), ".claude"), ".config.json")
-    if os.path.isfile(legacy) and os.path.getsize(legacy) > 0:
-        return legacy
+    legacy = Path(config_dir or Path(home_dir(env), ".claude"), ".config.json")
+    if os.path.isfile(legacy) and legacy.stat().st_size > 0:  # noqa: PTH113 - False where Path.is_file() raises (EACCES)
+        return str(legacy)
     suffix = "-custom-oauth" if env.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") else ""
-    return os.path.join(config_dir or home_dir(env), f".claude{suffix}.json")
+    return str(Path(config_dir or home_dir(env), f".claude{suffix}.json"))
 
 
 def _doc(path: str, data: bytes | None) -> dict[str, Any]:

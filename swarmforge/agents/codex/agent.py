@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Agent, Launch
@@ -52,8 +53,8 @@ class Codex(Agent):
     def tokens(self, env: Mapping[str, str], cwd: str, since: float) -> Tokens:
         from swarmforge.agents.codex.tokens import codex_tokens
 
-        home = env.get("HOME") or os.path.expanduser("~")
-        return codex_tokens(env.get("CODEX_HOME") or os.path.join(home, ".codex"), cwd, since)
+        home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
+        return codex_tokens(env.get("CODEX_HOME") or Path(home, ".codex"), cwd, since)
 
     def config_path(self, env: Env) -> str:
         from swarmforge.agents.codex import trust

@@ -17,9 +17,9 @@ in the helpers' directory, first on every role's PATH.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from swarmforge.git.command import run as run_git
 from swarmforge.proc import spawn
@@ -42,9 +42,9 @@ def writable_roots(worktree: str) -> list[str]:
     found = run_git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir")
     if not found.ok:
         return []
-    git_dir, common = found.stdout.decode().splitlines()[:2]
-    common = os.path.normpath(os.path.join(worktree, common))
-    roots = [os.path.join(common, name) for name in ("objects", "refs", "logs")]
+    git_dir, common_dir = found.stdout.decode().splitlines()[:2]
+    common = os.path.normpath(Path(worktree, common_dir))  # normpath: ".." taken off lexically
+    roots = [str(Path(common, name)) for name in ("objects", "refs", "logs")]
     if os.path.normpath(git_dir) != common:
         roots.insert(0, git_dir)
     return roots
@@ -76,36 +76,36 @@ def native_binary(path: str | None) -> str | None:
     found = spawn.which("codex", path)
     if found is None:
         return None
-    real = os.path.realpath(found)
+    real = Path(os.path.realpath(found))
     try:
-        with open(real, "rb") as f:
+        with real.open("rb") as f:
             if f.read(4) == b"\x7fELF":
-                return real
+                return str(real)
     except OSError:
         return None
     # npm: <node_modules>/@openai/codex/bin/codex.js, the program in a platform package.
-    package = os.path.dirname(os.path.dirname(real))
+    # (`[!.]*`: any name but a hidden one, as in a shell.)
+    package = real.parent.parent
     candidates = [
-        *glob.glob(os.path.join(package, "vendor", "*", "bin", "codex")),
-        *glob.glob(
-            os.path.join(os.path.dirname(package), "codex-*", "vendor", "*", "bin", "codex")
-        ),
+        *package.glob("vendor/[!.]*/bin/codex"),
+        *package.parent.glob("codex-*/vendor/[!.]*/bin/codex"),
     ]
-    return next((c for c in sorted(candidates) if os.access(c, os.X_OK)), None)
+    # Sorted as strings: a platform package's "codex-linux-x64/..." before "codex/...".
+    return next((str(c) for c in sorted(candidates, key=str) if os.access(c, os.X_OK)), None)
 
 
 def link_helper(directory: str, path: str | None) -> None:
     """Put `codex-linux-sandbox` (codex's program under that name) into `directory`, if the
     codex found on `path` has one to link to."""
     target = native_binary(path)
-    if target is None or not os.path.isdir(directory):
+    if target is None or not Path(directory).is_dir():
         return
-    link = os.path.join(directory, HELPER)
-    staged = f"{link}.{os.getpid()}.tmp"
+    link = Path(directory, HELPER)
+    staged = Path(directory, f"{HELPER}.{os.getpid()}.tmp")
     try:
-        os.symlink(target, staged)
-        os.replace(staged, link)
+        staged.symlink_to(target)
+        staged.replace(link)
     except OSError:
         if os.path.lexists(staged):
-            os.unlink(staged)
+            staged.unlink()
         raise

@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from swarmforge.agents.tokens import METER, Meter, SessionFile, Tokens, count, unix_time
 
 
-def codex_tokens(codex_home: str, cwd: str, since: float, meter: Meter = METER) -> Tokens:
+def codex_tokens(
+    codex_home: str | os.PathLike[str], cwd: str, since: float, meter: Meter = METER
+) -> Tokens:
     """The final running total of every codex session in `cwd` started since `since`."""
-    pattern = os.path.join(codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")
-    return meter.count(_CodexFile, pattern, cwd, since, _total)
+    pattern = "sessions/*/*/*/rollout-*.jsonl"
+    return meter.count(_CodexFile, codex_home, pattern, cwd, since, _total)
 
 
 def _total(found: list[tuple[_CodexFile, dict[str, object] | None]]) -> Tokens:

@@ -20,6 +20,7 @@ import shlex
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -50,14 +51,14 @@ class Provider:
     wire_api: str = "responses"
 
 
-def codex_home(env: Env) -> str:
+def codex_home(env: Env) -> Path:
     """codex's directory: $CODEX_HOME, else ~/.codex."""
-    return env.get("CODEX_HOME") or os.path.join(home_dir(env), ".codex")
+    return Path(env.get("CODEX_HOME") or Path(home_dir(env), ".codex"))
 
 
 def codex_config_path(env: Env) -> str:
     """codex's config.toml."""
-    return os.path.join(codex_home(env), "config.toml")
+    return str(codex_home(env) / "config.toml")
 
 
 def _doc(path: str, data: bytes | None) -> dict[str, Any]:
@@ -99,10 +100,10 @@ def _login_blocker(doc: Mapping[str, Any], env: Env) -> Blocker | None:
     if env_key and not env.get(env_key):
         problem = f"{env_key} is not set (codex's model provider '{name}' reads its key from it)"
         return Blocker("codex", problem, f"export {env_key}=<key>")
-    auth = os.path.join(codex_home(env), "auth.json")
+    auth = codex_home(env) / "auth.json"
     # A keyring holds the credentials where this process cannot look: assume a login.
     elsewhere = doc.get("cli_auth_credentials_store") in ("keyring", "auto")
-    if not needs_login or elsewhere or os.path.isfile(auth):
+    if not needs_login or elsewhere or auth.is_file():
         return None
     fix = "codex login"
     if env.get("OPENAI_API_KEY"):
@@ -113,7 +114,7 @@ def _login_blocker(doc: Mapping[str, Any], env: Env) -> Blocker | None:
 def blockers(project_root: str, env: Env) -> list[Blocker]:
     """What would stop codex from starting unattended in the project; [] when nothing."""
     path = codex_config_path(env)
-    if env.get("CODEX_HOME") and not os.path.isdir(env["CODEX_HOME"]):
+    if env.get("CODEX_HOME") and not os.path.isdir(env["CODEX_HOME"]):  # noqa: PTH112 - False where Path.is_dir() raises (EACCES)
         problem = f"CODEX_HOME is {env['CODEX_HOME']}, which does not exist (codex will not start)"
         return [Blocker("codex", problem, f"mkdir -p {shlex.quote(env['CODEX_HOME'])}")]
     try:

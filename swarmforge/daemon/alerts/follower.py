@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge import eventread, events
 from swarmforge.daemon.alerts.command import Alerts, Log
@@ -40,7 +40,7 @@ class Follower:
         from swarmforge.config.settings import load_settings, settings_path
 
         try:
-            st = os.stat(settings_path(self.root))
+            st = Path(settings_path(self.root)).stat()
             stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = None

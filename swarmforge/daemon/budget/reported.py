@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
+from pathlib import Path
 
 from swarmforge import filewrite, fsutil
 
 Log = Callable[[str], None]
 
 
-def already_reported(path: str, run_id: str, log: Log) -> set[str]:
+def already_reported(path: Path, run_id: str, log: Log) -> set[str]:
     """The scopes already reported in run `run_id`; none when the file is of another run.
 
     A damaged file is said in the log and read as none: a crossing reported twice is
     better than budgets silently never reported again.
     """
     try:
-        data = json.loads(fsutil.read_regular(path, limit=1 << 20))
+        data = json.loads(fsutil.read_regular(str(path), limit=1 << 20))
     except FileNotFoundError:
         return set()
     except (OSError, ValueError) as exc:
@@ -30,8 +30,8 @@ def already_reported(path: str, run_id: str, log: Log) -> set[str]:
     return {s for s in scopes if isinstance(s, str)} if isinstance(scopes, list) else set()
 
 
-def remember(path: str, run_id: str, scopes: list[str]) -> None:
+def remember(path: Path, run_id: str, scopes: list[str]) -> None:
     """Record that `scopes` were reported in run `run_id` (before their events are written)."""
-    fsutil.makedirs(os.path.dirname(path))
+    fsutil.makedirs(str(path.parent))
     text = json.dumps({"run": run_id, "reported": scopes}, indent=2) + "\n"
-    filewrite.atomic_write(path, text.encode())
+    filewrite.atomic_write(str(path), text.encode())

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import command
 
 
-def _inside_git_dir(path: str) -> bool:
-    """Whether `path`, or its nearest existing parent, lies in a .git directory or a bare
-    repository, where files the demo wrote would read as git's own."""
+def _inside_git_dir(path: Path) -> bool:
+    """Whether `path` (absolute), or its nearest existing parent, lies in a .git directory or
+    a bare repository, where files the demo wrote would read as git's own."""
     here = path
-    while not os.path.isdir(here):
-        parent = os.path.dirname(here)
-        if parent == here:
+    while not here.is_dir():
+        if here.parent == here:
             return False
-        here = parent
-    result = command.run(here, "rev-parse", "--is-inside-git-dir")
+        here = here.parent
+    result = command.run(str(here), "rev-parse", "--is-inside-git-dir")
     return result.ok and result.stdout.strip() == b"true"
 
 
@@ -35,25 +35,25 @@ def claim_directory(directory: str | None) -> tuple[str, bool]:
     """
     if directory is None:
         return os.path.realpath(tempfile.mkdtemp(prefix="swarmforge-demo-")), True
-    given = os.path.abspath(directory)
+    given = Path(os.path.abspath(directory))  # noqa: PTH100 - ".." dropped lexically, not via links
     if _inside_git_dir(given):
         raise SwarmforgeError(
             f"demo --dir {directory}: is inside a git repository's own files; "
             "give a new or empty directory."
         )
     try:
-        os.makedirs(given)
+        given.mkdir(parents=True)
         return os.path.realpath(given), True
     except FileExistsError:
         pass  # decided below: only an empty directory will do
     except OSError as exc:
         raise SwarmforgeError(f"demo --dir {directory}: cannot make it ({exc.strerror}).") from None
-    if not os.path.isdir(given):
+    if not given.is_dir():
         raise SwarmforgeError(
             f"demo --dir {directory}: is not a directory; give a new or empty directory."
         )
     try:
-        held = os.listdir(given)
+        held = [entry.name for entry in given.iterdir()]
     except OSError as exc:
         raise SwarmforgeError(f"demo --dir {directory}: cannot read it ({exc.strerror}).") from None
     if held:

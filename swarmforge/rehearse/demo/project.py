@@ -3,8 +3,8 @@ programs, the swarm configuration that runs them, and a first commit."""
 
 from __future__ import annotations
 
-import os
 import sys
+from pathlib import Path
 
 from swarmforge.git import command
 
@@ -80,10 +80,9 @@ def make_project(root: str) -> None:
         ),
     }
     for name, text in files.items():
-        path = os.path.join(root, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        path = Path(root, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     command.git(root, "init", "-q", "-b", "main")
     command.git(root, "add", ".")
     command.git(root, "commit", "-q", "-m", "A tiny calculator", options=IDENTITY)

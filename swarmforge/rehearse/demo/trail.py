@@ -4,6 +4,7 @@ read while the roles move the files."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile
@@ -18,7 +19,7 @@ def _snapshot(path: str) -> tuple[message.Handoff, int] | None:
     """The handoff at `path` and its write time, read through one descriptor; None if it
     is gone (the roles move files while the demo watches) or unreadable."""
     try:
-        with open(path, "rb") as f:
+        with Path(path).open("rb") as f:
             data = f.read()
             order = os.fstat(f.fileno()).st_mtime_ns
         return message.parse(data, path), order

@@ -8,8 +8,8 @@ checkpoint.json ahead of the journal by one, which resumes correctly.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,10 +38,10 @@ def write_checkpoint(
         {"seq": seq, "states": dict(states), "parked": list(parked)}
     )
     data = checkpoint.model_dump_json(indent=1).encode() + b"\n"
-    filewrite.atomic_write(os.path.join(run_dir, CHECKPOINT), data)
+    filewrite.atomic_write(str(Path(run_dir) / CHECKPOINT), data)
     return checkpoint
 
 
 def read_checkpoint(run_dir: str) -> Checkpoint | None:
     """The run's checkpoint.json, or None if it has none; CorruptFile if it is damaged."""
-    return read_json_model(os.path.join(run_dir, CHECKPOINT), Checkpoint)
+    return read_json_model(str(Path(run_dir) / CHECKPOINT), Checkpoint)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from swarmforge import fsutil
 from swarmforge.errors import SwarmforgeError
@@ -60,10 +61,11 @@ class Journal:
         `sole`: the caller holds the run's lock, so no other process opens the journal
         for appending, and appends skip the file lock that keeps them apart.
         """
-        if not os.path.isdir(run_dir):
-            os.makedirs(run_dir)
-            fsutil.fsync_dir(os.path.dirname(os.path.abspath(run_dir)))
-        path = os.path.join(run_dir, EVENTS)
+        directory = Path(run_dir)
+        if not directory.is_dir():
+            directory.mkdir(parents=True)
+            fsutil.fsync_dir(str(directory.absolute().parent))
+        path = str(directory / EVENTS)
         events, warnings, size = load_for_append(path, EVENT, _in_sequence)
         return cls(path, events, warnings, size, sole=sole)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from swarmforge.errors import CorruptFile
 from swarmforge.run.journal.checkpoint import CHECKPOINT, Checkpoint, read_checkpoint
@@ -33,7 +33,7 @@ def resume_states(run_dir: str, *, sole: bool = False) -> tuple[dict[str, str], 
 def read_states(run_dir: str) -> tuple[dict[str, str], list[Event]]:
     """Every task's last journaled state and the events, without writing anything: a torn
     last line is skipped here, and left for the orchestrator to cut when it resumes."""
-    events, _ = read_events(os.path.join(run_dir, EVENTS))
+    events, _ = read_events(str(Path(run_dir) / EVENTS))
     return replay(run_dir, events), events
 
 
@@ -54,11 +54,11 @@ def _base(run_dir: str, events: Sequence[Event]) -> Checkpoint | CheckpointEvent
     saved = read_checkpoint(run_dir)
     if saved is not None and saved.seq > len(events) + 1:
         # The journal lost events the checkpoint has seen: replaying would skip new ones.
+        directory = Path(run_dir)
         raise CorruptFile(
-            os.path.join(run_dir, CHECKPOINT),
+            str(directory / CHECKPOINT),
             None,
-            f"seq {saved.seq} is beyond the end of {os.path.join(run_dir, EVENTS)} "
-            f"(seq {len(events)})",
+            f"seq {saved.seq} is beyond the end of {directory / EVENTS} (seq {len(events)})",
         )
     last = next((e for e in reversed(events) if isinstance(e, CheckpointEvent)), None)
     if saved is not None and (last is None or saved.seq >= last.seq):

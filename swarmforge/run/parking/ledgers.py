@@ -8,6 +8,7 @@ repeating a decision is a no-op. An approval lets a parked task run on the next 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import TypeAdapter
@@ -33,19 +34,19 @@ _PARKED, _APPROVALS, _REJECTIONS = (
 def parked(run_dir: str) -> dict[str, ParkReason]:
     """Every parked task of the run, with the reason it was parked."""
     found: dict[str, ParkReason] = {}
-    for entry in read_lines(os.path.join(run_dir, PARKED), _PARKED)[0]:
+    for entry in read_lines(_ledger(run_dir, PARKED), _PARKED)[0]:
         found.setdefault(entry.id, entry.reason)
     return found
 
 
 def approved(run_dir: str) -> set[str]:
     """The approved tasks of the run (a rejection, being final, outweighs an approval)."""
-    return _ids(os.path.join(run_dir, APPROVALS), _APPROVALS) - rejected(run_dir)
+    return _ids(_ledger(run_dir, APPROVALS), _APPROVALS) - rejected(run_dir)
 
 
 def rejected(run_dir: str) -> set[str]:
     """The rejected tasks of the run."""
-    return _ids(os.path.join(run_dir, REJECTIONS), _REJECTIONS)
+    return _ids(_ledger(run_dir, REJECTIONS), _REJECTIONS)
 
 
 def park(run_dir: str, task_id: str, reason: str) -> bool:
@@ -54,7 +55,7 @@ def park(run_dir: str, task_id: str, reason: str) -> bool:
         raise SwarmforgeError(f"Cannot park task {task_id}: unknown reason '{reason}'.")
     entry = _PARKED.validate_python({"id": task_id, "ts": utc_stamp(), "reason": reason})
     with _locked(run_dir):
-        return _append_once(os.path.join(run_dir, PARKED), _PARKED, entry)
+        return _append_once(_ledger(run_dir, PARKED), _PARKED, entry)
 
 
 def approve(run_dir: str, task_id: str, by: str) -> bool:
@@ -62,7 +63,7 @@ def approve(run_dir: str, task_id: str, by: str) -> bool:
     entry = Approval(id=task_id, ts=utc_stamp(), by=by)
     with _locked(run_dir):
         _decidable(run_dir, task_id, "approve", rejected(run_dir), "rejected")
-        return _append_once(os.path.join(run_dir, APPROVALS), _APPROVALS, entry)
+        return _append_once(_ledger(run_dir, APPROVALS), _APPROVALS, entry)
 
 
 def reject(run_dir: str, task_id: str, by: str, note: str | None = None) -> bool:
@@ -70,7 +71,12 @@ def reject(run_dir: str, task_id: str, by: str, note: str | None = None) -> bool
     entry = Rejection(id=task_id, ts=utc_stamp(), by=by, note=note)
     with _locked(run_dir):
         _decidable(run_dir, task_id, "reject", approved(run_dir), "approved")
-        return _append_once(os.path.join(run_dir, REJECTIONS), _REJECTIONS, entry)
+        return _append_once(_ledger(run_dir, REJECTIONS), _REJECTIONS, entry)
+
+
+def _ledger(run_dir: str, name: str) -> str:
+    """The path of ledger file `name` of the run in `run_dir`."""
+    return str(Path(run_dir) / name)
 
 
 def _ids(path: str, adapter: TypeAdapter[E]) -> set[str]:
@@ -78,7 +84,7 @@ def _ids(path: str, adapter: TypeAdapter[E]) -> set[str]:
 
 
 def _decidable(run_dir: str, task_id: str, verb: str, other: set[str], done: str) -> None:
-    run = os.path.basename(os.path.normpath(run_dir))
+    run = Path(os.path.normpath(run_dir)).name
     if task_id not in parked(run_dir):
         raise SwarmforgeError(f"Run {run}: cannot {verb} task {task_id}: it is not parked.")
     if task_id in other:
@@ -95,6 +101,7 @@ def _append_once(path: str, adapter: TypeAdapter[E], entry: E) -> bool:
 
 def _locked(run_dir: str) -> Exclusive:
     """Serialise the read-check-append of decisions; a dead holder's lock dies with it."""
-    if not os.path.isdir(run_dir):
+    directory = Path(run_dir)
+    if not directory.is_dir():
         raise SwarmforgeError(f"No run at {run_dir}.")
-    return Exclusive(os.path.join(run_dir, LOCK))
+    return Exclusive(str(directory / LOCK))

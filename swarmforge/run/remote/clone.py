@@ -16,11 +16,11 @@ the clone has no remote configured.
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
@@ -42,10 +42,11 @@ class Clone:
     """The worker's clone of `hub` under `directory`."""
 
     def __init__(self, directory: str, hub: str) -> None:
-        self.dir = os.path.abspath(directory)
+        top = Path(directory).absolute()
+        self.dir = str(top)
         self.hub = hub
-        self.path = os.path.join(self.dir, "clone")
-        self.scratch_dir = os.path.join(self.dir, "scratch")
+        self.path = str(top / "clone")
+        self.scratch_dir = top / "scratch"
         # The jobs of one worker share the clone: one git command changes it at a time
         # (its refs, its worktree list); the tasks' commands themselves run side by side.
         self.lock = threading.RLock()
@@ -60,11 +61,15 @@ class Clone:
 
     def ensure(self) -> None:
         """Make the clone if it does not exist yet, and clear what a killed worker left."""
-        os.makedirs(self.dir, exist_ok=True)
-        if not os.path.isdir(os.path.join(self.path, ".git")):
+        Path(self.dir).mkdir(parents=True, exist_ok=True)
+        if not self._made():
             shutil.rmtree(self.path, ignore_errors=True)  # a half-made one
             git(self.dir, "init", "--quiet", self.path)
         self.clear_scratch()
+
+    def _made(self) -> bool:
+        """True once the clone exists (its `.git` is a directory)."""
+        return (Path(self.path) / ".git").is_dir()
 
     def fetch_base(self, run_id: str, commit: str) -> None:
         """Have `commit` (run `run_id`'s base) in the clone, fetched from the hub if missing."""
@@ -102,22 +107,23 @@ class Clone:
 
     def scratch(self, run_id: str, commit: str) -> str:
         """The scratch worktree of run `run_id` at `commit` (made, or remade at a new base)."""
-        path = os.path.join(self.scratch_dir, run_id)
+        worktree = self.scratch_dir / run_id
+        path = str(worktree)
         with self.lock:
-            if os.path.isdir(path):
+            if worktree.is_dir():
                 if lookup(path, "HEAD").commit == commit:
                     return path
                 self._drop_scratch(path)
-            os.makedirs(self.scratch_dir, exist_ok=True)
+            self.scratch_dir.mkdir(parents=True, exist_ok=True)
             git(self.path, "worktree", "add", "--quiet", "--force", "--detach", path, commit)
             return path
 
     def clear_scratch(self) -> None:
         """Remove every scratch worktree."""
-        if os.path.isdir(self.scratch_dir):
-            for name in sorted(os.listdir(self.scratch_dir)):
-                self._drop_scratch(os.path.join(self.scratch_dir, name))
-        if os.path.isdir(os.path.join(self.path, ".git")):
+        if self.scratch_dir.is_dir():
+            for worktree in sorted(self.scratch_dir.iterdir()):
+                self._drop_scratch(str(worktree))
+        if self._made():
             run(self.path, "worktree", "prune")
 
     def _drop_scratch(self, path: str) -> None:

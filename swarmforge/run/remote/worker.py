@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from nats.aio.msg import Msg
 from pydantic import ValidationError
@@ -175,9 +176,9 @@ class Worker:
         """Run the task's command in `checkout` and push its branch; its result."""
         if checkout is None:
             return result_of(task, self.name, self.host, None, error=problem)
-        if os.path.isabs(task.cwd) or ".." in task.cwd.split("/"):
+        if Path(task.cwd).is_absolute() or ".." in task.cwd.split("/"):
             return result_of(task, self.name, self.host, None, error=f"bad cwd {task.cwd!r}")
-        cwd = os.path.normpath(os.path.join(checkout, task.cwd))
+        cwd = os.path.normpath(Path(checkout) / task.cwd)
         extra = {**task.env, "SWARMFORGE_PROJECT": checkout}
         if iso is not None:
             extra |= {"PORT": str(iso.port), "SWARMFORGE_PORT": str(iso.port)}

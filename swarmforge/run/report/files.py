@@ -7,7 +7,7 @@ the worker died before it finished, and nobody reads it.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
@@ -16,9 +16,10 @@ STAGED, COMPLETE, FAILED = ".report.md", ".complete.md", ".failed.md"
 
 def reported_tasks(reports_dir: str) -> set[str]:
     """The tasks with any report file in `reports_dir`, staged or published."""
+    names = [entry.name for entry in Path(reports_dir).iterdir()]
     return {
         name[: -len(suffix)]
-        for name in os.listdir(reports_dir)
+        for name in names
         for suffix in (STAGED, COMPLETE, FAILED)
         if name.endswith(suffix)
     }
@@ -27,13 +28,14 @@ def reported_tasks(reports_dir: str) -> set[str]:
 def find_report(reports_dir: str, task_id: str) -> str | None:
     """The published report of `task_id`, or None while it has none."""
     check_name(task_id)
-    complete = os.path.join(reports_dir, task_id + COMPLETE)
-    failed = os.path.join(reports_dir, task_id + FAILED)
-    if os.path.exists(complete) and os.path.exists(failed):
-        raise CorruptFile(failed, None, f"task {task_id} also has {os.path.basename(complete)}")
+    directory = Path(reports_dir)
+    complete = directory / (task_id + COMPLETE)
+    failed = directory / (task_id + FAILED)
+    if complete.exists() and failed.exists():
+        raise CorruptFile(str(failed), None, f"task {task_id} also has {complete.name}")
     for path in (complete, failed):
-        if os.path.exists(path):
-            return path
+        if path.exists():
+            return str(path)
     return None
 
 

@@ -4,8 +4,8 @@ its file name."""
 from __future__ import annotations
 
 import json
-import os
 import re
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -32,8 +32,7 @@ class Report(BaseModel):
 
 def read_report(path: str) -> Report:
     """The validated report at `path`; CorruptFile naming the file and line if it is not one."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = Path(path).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -93,7 +92,7 @@ def _closes(line: str, fence: str) -> bool:
 
 def _check_outcome(path: str, report: Report) -> None:
     """A published report's name must agree with what it says."""
-    name = os.path.basename(path)
+    name = Path(path).name
     for suffix, ok in ((COMPLETE, True), (FAILED, False), (STAGED, None)):
         if name.endswith(suffix):
             if name[: -len(suffix)] != report.taskId:

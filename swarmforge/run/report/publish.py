@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from swarmforge import filewrite, fsutil
 from swarmforge.errors import SwarmforgeError
@@ -51,29 +51,30 @@ def write_report(
         text = render(task_id, payload, ok, stdout, stderr)
     except (TypeError, ValueError) as exc:
         raise SwarmforgeError(f"The report of task {task_id} is not JSON: {exc}") from None
-    staged = os.path.join(reports_dir, task_id + STAGED)
+    directory = Path(reports_dir)
+    staged = directory / (task_id + STAGED)
     _stage(staged, text.encode(), durable)
-    final = os.path.join(reports_dir, task_id + (COMPLETE if ok else FAILED))
-    stale = os.path.join(reports_dir, task_id + (FAILED if ok else COMPLETE))
-    if not first and os.path.exists(stale):
+    final = directory / (task_id + (COMPLETE if ok else FAILED))
+    stale = directory / (task_id + (FAILED if ok else COMPLETE))
+    if not first and stale.exists():
         # An earlier attempt's outcome; the unlink must be durable before the new one
         # appears, or a crash could leave the task with two outcomes.
-        os.unlink(stale)
+        stale.unlink()
         fsutil.fsync_dir(reports_dir)
-    os.replace(staged, final)
+    staged.replace(final)
     if durable:
         fsutil.fsync_dir(reports_dir)
-    return final
+    return str(final)
 
 
-def _stage(staged: str, data: bytes, durable: bool) -> None:
+def _stage(staged: Path, data: bytes, durable: bool) -> None:
     # Try first, repair after: the reports directory is there and nothing is left
     # behind nearly always, and every check costs a system call per task.
     try:
-        filewrite.write_new(staged, data, durable=durable)
+        filewrite.write_new(str(staged), data, durable=durable)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(staged), exist_ok=True)
-        filewrite.write_new(staged, data, durable=durable)
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        filewrite.write_new(str(staged), data, durable=durable)
     except FileExistsError:
-        os.unlink(staged)  # left by a worker that died before it finished
-        filewrite.write_new(staged, data, durable=durable)
+        staged.unlink()  # left by a worker that died before it finished
+        filewrite.write_new(str(staged), data, durable=durable)

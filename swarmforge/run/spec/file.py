@@ -6,6 +6,7 @@ import json
 import os
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -68,12 +69,11 @@ def _parse(text: str, path: str, kind: str) -> object:
 
 def load_spec(path: str) -> RunSpec:
     """Read and validate a run spec (.json or .toml); CorruptFile names the file and place."""
-    kind = os.path.splitext(path)[1].lower()
+    kind = os.path.splitext(path)[1].lower()  # noqa: PTH122 - .suffix differs: "..json", "a.json/"
     if kind not in (".json", ".toml"):
         raise CorruptFile(path, None, "a run spec is a .json or a .toml file")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise SwarmforgeError(f"Run spec not found at {path}") from None
     except OSError as exc:

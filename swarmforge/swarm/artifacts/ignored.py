@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from pathlib import Path
 
 from swarmforge.git import command
 from swarmforge.swarm.artifacts.report import Artifact, Skipped, Sweep
@@ -39,22 +40,21 @@ def _why_kept(tree: str, rel: str) -> str | None:
     """Why an ignored path must stay, or None when it may go."""
     if rel.split("/", 1)[0] in PROTECTED:
         return "swarmforge state"
-    full = os.path.join(tree, rel)
-    parent = os.path.dirname(full)
-    expected = os.path.normpath(os.path.join(os.path.realpath(tree), os.path.dirname(rel)))
-    if os.path.realpath(parent) != expected:
+    full = Path(tree, rel)
+    expected = Path(os.path.realpath(tree), rel).parent
+    if Path(os.path.realpath(full.parent)) != expected:
         return "reached through a symlink"  # removing it would remove outside the worktree
-    if os.path.isdir(full) and not os.path.islink(full) and os.path.lexists(f"{full}/.git"):
+    if full.is_dir() and not full.is_symlink() and os.path.lexists(full / ".git"):
         return "a git repository of its own"  # git clean -X leaves these too
     return None
 
 
-def _remove(path: str) -> None:
+def _remove(path: Path) -> None:
     """Remove a file, a symlink (never its target) or a whole directory."""
-    if stat.S_ISDIR(os.lstat(path).st_mode):
+    if stat.S_ISDIR(path.lstat().st_mode):
         shutil.rmtree(path)  # unlinks symlinks inside; never follows them
     else:
-        os.unlink(path)
+        path.unlink()
 
 
 def sweep_tree(role: str, tree: str, dry_run: bool, seen: Seen, found: Sweep) -> None:
@@ -64,18 +64,18 @@ def sweep_tree(role: str, tree: str, dry_run: bool, seen: Seen, found: Sweep) ->
         found.skipped.append(Skipped(role, tree, "git cannot read this worktree"))
         return
     for rel in paths:
-        full = os.path.join(tree, rel)
+        full = Path(tree, rel)
         why = _why_kept(tree, rel)
         if why == "swarmforge state":
             continue  # always there: not worth a line
         if why is not None:
-            found.skipped.append(Skipped(role, full, why))
+            found.skipped.append(Skipped(role, str(full), why))
             continue
         size = path_bytes(full, seen)
         try:
             if not dry_run:
                 _remove(full)
         except OSError as e:
-            found.failed.append(Skipped(role, full, e.strerror or str(e)))
+            found.failed.append(Skipped(role, str(full), e.strerror or str(e)))
             continue
-        found.removed.append(Artifact(role, full, size))
+        found.removed.append(Artifact(role, str(full), size))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config import sessionrecord
 from swarmforge.swarm.artifacts.busy import users
@@ -22,17 +23,17 @@ def _stopped_trees(root: str) -> tuple[dict[str, str], list[Skipped]]:
     if record is None:
         return {}, []
     alive = {r.role for r in status(root).roles if r.alive}
-    home = os.path.join(root, ".worktrees") + os.sep
+    home = Path(root, ".worktrees")
     trees: dict[str, str] = {}
     running: list[Skipped] = []
     for role in record.roles:
-        tree = os.path.realpath(role.path)
-        if in_main_checkout(root, role) or not tree.startswith(home) or not os.path.isdir(tree):
+        tree = Path(os.path.realpath(role.path))
+        if in_main_checkout(root, role) or home not in tree.parents or not tree.is_dir():
             continue
         if role.name in alive:
-            running.append(Skipped(role.name, tree, "the role is running"))
+            running.append(Skipped(role.name, str(tree), "the role is running"))
         else:
-            trees.setdefault(tree, role.name)
+            trees.setdefault(str(tree), role.name)
     running_trees = {s.path for s in running}
     return {t: r for t, r in trees.items() if t not in running_trees}, running
 

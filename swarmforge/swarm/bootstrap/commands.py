@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.errors import shell_status
@@ -24,7 +25,7 @@ def run_setup(
     role: RoleRecord, command: str, env: Mapping[str, str], log_path: str, timeout: float
 ) -> SetupFailure | None:
     """Run one setup command in the worktree, its output appended to the role's log."""
-    with open(log_path, "ab") as out:
+    with Path(log_path).open("ab") as out:
         out.write(f"swarmforge bootstrap: $ {command}\n".encode())
         out.flush()
         begin = os.fstat(out.fileno()).st_size
@@ -79,7 +80,7 @@ def _wait(child: popen.Started, timeout: float) -> int | None:
 def _tail(log_path: str, begin: int) -> list[str]:
     """The last lines the command wrote (the log from offset `begin` on)."""
     try:
-        with open(log_path, "rb") as f:
+        with Path(log_path).open("rb") as f:
             f.seek(max(begin, os.fstat(f.fileno()).st_size - 16384))
             text = f.read().decode(errors="replace")
     except OSError:

@@ -6,6 +6,7 @@ import glob
 import os
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.git.command import run as run_git
@@ -40,9 +41,10 @@ def _matches(root: str, patterns: list[tuple[str, str]], log: Log) -> list[tuple
     """Every path (relative to `root`) a pattern matches, with how to place it."""
     found: list[tuple[str, str]] = []
     for pattern, how in patterns:
-        paths = sorted(
-            os.path.normpath(p) for p in glob.glob(pattern, root_dir=root, recursive=True)
-        )
+        # glob.glob on purpose: Path.glob matches hidden names with `*`, finds only
+        # directories with a final `**` and refuses absolute patterns.
+        matched = glob.glob(pattern, root_dir=root, recursive=True)  # noqa: PTH207 see above
+        paths = sorted(os.path.normpath(p) for p in matched)
         if not paths:
             log(f"nothing matches {pattern!r} ({how})")
         for path in paths:
@@ -67,8 +69,8 @@ def _ignored(root: str, paths: list[str], log: Log) -> set[str]:
 
 def _put(root: str, worktree: str, path: str, how: str, log: Log) -> bool:
     """Copy or link `path` into the worktree; False (and why, in `log`) if it was not."""
-    source = os.path.join(root, path)
-    target = os.path.join(worktree, path)
+    source = Path(root, path)
+    target = Path(worktree, path)
     if os.path.lexists(target):
         log(f"skipped {path}: already in the worktree")
         return False
@@ -76,9 +78,9 @@ def _put(root: str, worktree: str, path: str, how: str, log: Log) -> bool:
         log(f"skipped {path}: its directory in the worktree leads outside it")
         return False
     try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         if how == "symlink":
-            os.symlink(source, target)
+            target.symlink_to(source)
             log(f"linked {path} -> {source}")
         else:
             _copy(source, target)
@@ -89,20 +91,20 @@ def _put(root: str, worktree: str, path: str, how: str, log: Log) -> bool:
     return True
 
 
-def _parent_inside(worktree: str, target: str) -> bool:
+def _parent_inside(worktree: str, target: Path) -> bool:
     """True if the nearest existing directory above `target` is inside `worktree` (a
     symlinked directory there could point anywhere)."""
     top = os.path.realpath(worktree)
-    parent = os.path.dirname(target)
+    parent = target.parent
     while not os.path.lexists(parent):
-        parent = os.path.dirname(parent)
+        parent = parent.parent
     real = os.path.realpath(parent)
     return real == top or real.startswith(top + os.sep)
 
 
-def _copy(source: str, target: str) -> None:
+def _copy(source: Path, target: Path) -> None:
     """Copy a file, a symlink (as a symlink) or a whole directory, keeping modes."""
-    if os.path.isdir(source) and not os.path.islink(source):
+    if source.is_dir() and not source.is_symlink():
         shutil.copytree(source, target, symlinks=True)
     else:
         shutil.copy2(source, target, follow_symlinks=False)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterable
 from dataclasses import asdict
+from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
@@ -36,9 +36,9 @@ class SetupFailure:
 _FAILURE = TypeAdapter(SetupFailure)
 
 
-def mark_path(root: str, role: str) -> str:
+def mark_path(root: str, role: str) -> Path:
     """Where the setup-failed mark of `role` lives."""
-    return os.path.join(root, SETUP_FAILED_DIR, f"{role}.json")
+    return Path(root, SETUP_FAILED_DIR, f"{role}.json")
 
 
 def failure(root: str, role: str) -> SetupFailure | None:
@@ -48,14 +48,13 @@ def failure(root: str, role: str) -> SetupFailure | None:
     """
     path = mark_path(root, role)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
     try:
         return _FAILURE.validate_json(data)
     except ValidationError:
-        return SetupFailure(role, f"its mark {path} cannot be read", log=path)
+        return SetupFailure(role, f"its mark {path} cannot be read", log=str(path))
 
 
 def ready(root: str, roles: Iterable[RoleRecord]) -> list[RoleRecord]:
@@ -70,14 +69,13 @@ def failures(root: str, names: Iterable[str]) -> list[SetupFailure]:
 
 def mark(root: str, found: SetupFailure, durable: bool = True) -> None:
     path = mark_path(root, found.role)
-    fsutil.makedirs(os.path.dirname(path))
+    fsutil.makedirs(str(path.parent))
     data = (json.dumps(found.as_json(), indent=2) + "\n").encode()
-    filewrite.atomic_write(path, data, durable=durable)
+    filewrite.atomic_write(str(path), data, durable=durable)
 
 
 def clear(root: str, role: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(mark_path(root, role))
+    mark_path(root, role).unlink(missing_ok=True)
 
 
 def stamp_now() -> str:

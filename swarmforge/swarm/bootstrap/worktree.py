@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.startsettings import BootstrapSettings
@@ -30,7 +31,7 @@ def run(
         return None
     interrupted = "up stopped before the setup finished"
     mark(root, SetupFailure(role.name, interrupted, log=log_path, at=stamp_now()), durable=False)
-    with open(log_path, "ab") as out:
+    with Path(log_path).open("ab") as out:
 
         def log(line: str) -> None:
             out.write(f"swarmforge bootstrap: {line}\n".encode())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from swarmforge.agents.agent import Invocation
 from swarmforge.daemon.doorbell import Doorbell
@@ -129,4 +130,4 @@ class ExecRole:
 
 
 def _name(work: Task | Batch) -> str:
-    return os.path.basename(work.path)
+    return Path(work.path).name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge.config.settings import Restart
 from swarmforge.proc import popen
@@ -31,7 +32,7 @@ class Child:
 
     def start(self) -> int:
         """Start the process; its pid."""
-        with open(self.log, "ab") as out:
+        with Path(self.log).open("ab") as out:
             self.proc = popen.start(
                 self.argv,
                 cwd=self.cwd,
@@ -46,7 +47,7 @@ class Child:
     def tail(self) -> list[str]:
         """The last lines of the role's log."""
         try:
-            with open(self.log, "rb") as f:
+            with Path(self.log).open("rb") as f:
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
                 return f.read().decode(errors="replace").splitlines()
         except OSError:

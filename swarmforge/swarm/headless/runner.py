@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 from types import FrameType
 
 from swarmforge import filewrite, logfile, tagging
@@ -62,7 +63,8 @@ def _save_pids(root: str, children: dict[str, Child]) -> None:
 
 def serve(root: str) -> None:
     """Supervise the run of the project at `root` until SIGTERM."""
-    with FileLock(os.path.join(root, RUNNER_LOCK), what="the swarm runner"):
+    pid_file = Path(root, RUNNER_PID)
+    with FileLock(str(Path(root, RUNNER_LOCK)), what="the swarm runner"):
         log = _logger(root)
         doorbell = Doorbell()
         stopping = []
@@ -81,7 +83,7 @@ def serve(root: str) -> None:
             start_due(root, run_id, children, pacer, log)
             _save_pids(root, children)
             # Last: `up` returns once it sees this file, and the session record is complete by then.
-            filewrite.atomic_write(os.path.join(root, RUNNER_PID), f"{os.getpid()}\n".encode())
+            filewrite.atomic_write(str(pid_file), f"{os.getpid()}\n".encode())
             refreshed = 0.0
             while not stopping:
                 first = start_due(root, run_id, children, pacer, log)
@@ -99,5 +101,5 @@ def serve(root: str) -> None:
                 if child.proc is not None:
                     child.proc.poll()
             log.info("stopped %d role process(es)", len(ended))
-            if os.path.exists(os.path.join(root, RUNNER_PID)):
-                os.unlink(os.path.join(root, RUNNER_PID))
+            if pid_file.exists():
+                pid_file.unlink()

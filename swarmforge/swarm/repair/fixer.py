@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from swarmforge import events, fsutil, times
 from swarmforge.errors import CorruptFile
@@ -96,18 +97,19 @@ class Fixer:
         if finished:
             return found + self._finish(items[0], finished, reason)
         if self._in_batch(items[0]) and not self.dry_run:
-            _remove_empty(os.path.dirname(items[0]))
+            _remove_empty(Path(items[0]).parent)
         return found
 
     def _in_batch(self, path: str) -> bool:
-        return os.path.dirname(path) != self.box.path(Box.IN_PROCESS)
+        return Path(path).parent != Path(self.box.path(Box.IN_PROCESS))
 
     # -- back to the queue -------------------------------------------------------------------
 
     def _requeue(self, path: str, handoff: Handoff, reason: str) -> Repair:
         """Return the item at `path` to inbox/new: copy first, then remove the original."""
         role = self._role(handoff)
-        name = os.path.basename(path)
+        item = Path(path)
+        name = item.name
         target = self.box.path(Box.NEW, name)
         copy = stamped(handoff)
         twin = queued_twin(target, handoff)
@@ -122,20 +124,19 @@ class Fixer:
         if self.dry_run:
             return done
         try:
-            os.unlink(path)
+            item.unlink()
         except FileNotFoundError:
             return self._raced(done, target)
-        fsutil.fsync_dir(os.path.dirname(path))
+        fsutil.fsync_dir(str(item.parent))
         events.EventLog(self.root).emit(
-            EVENT,
-            {"role": role, "name": os.path.basename(path), "count": count, "reason": reason},
+            EVENT, {"role": role, "name": name, "count": count, "reason": reason}
         )
         return done
 
     def _raced(self, done: Repair, target: str) -> Repair:
         """The original vanished while its copy was made: a concurrent repair removed it (the
         copy stands), or its role finished it (the copy is taken back)."""
-        where = self.box.locate(os.path.basename(target))
+        where = self.box.locate(Path(target).name)
         if where is None or where[0] != Box.COMPLETED:
             return done
         problem = f"its role finished it meanwhile: {where[1]}"
@@ -149,18 +150,16 @@ class Fixer:
         """Move items a killed `done` stamped but did not move to completed/: a task by
         itself, a batch's finished items with their directory."""
         batch = self._in_batch(first)
-        source = os.path.dirname(first) if batch else first
-        target = self.box.path(Box.COMPLETED, os.path.basename(source))
-        where = [
-            os.path.join(target, os.path.basename(p)) if batch else target for p, _ in finished
-        ]
+        source = Path(first).parent if batch else Path(first)
+        target = Path(self.box.path(Box.COMPLETED, source.name))
+        where = [str(target / Path(p).name) if batch else str(target) for p, _ in finished]
         if os.path.lexists(target):
             problem = f"one of that name is already completed: {target}"
             return [self._left(p, h, reason, problem) for p, h in finished]
         if not self.dry_run:
             self.box.ensure(Box.COMPLETED)
-            mb.move(source, target)
-            self._completed(where, finished, os.path.basename(target) if batch else "")
+            mb.move(str(source), str(target))
+            self._completed(where, finished, target.name if batch else "")
         return [
             Repair(self._role(h), p, reason, COMPLETED, w)
             for (p, h), w in zip(finished, where, strict=True)
@@ -170,7 +169,7 @@ class Fixer:
         """The `handoff-completed` events the killed `done` did not write."""
         fields = []
         for path, (_, handoff) in zip(paths, finished, strict=True):
-            item: dict[str, object] = {"name": os.path.basename(path), "role": self._role(handoff)}
+            item: dict[str, object] = {"name": Path(path).name, "role": self._role(handoff)}
             for key in ("from", "priority"):
                 if handoff.get(key):
                     item[key] = handoff.get(key)
@@ -180,10 +179,10 @@ class Fixer:
         events.EventLog(self.root).emit_many(("handoff-completed", f) for f in fields)
 
 
-def _remove_empty(directory: str) -> None:
+def _remove_empty(directory: Path) -> None:
     """Remove a batch directory all of whose items went back to the queue."""
     try:
-        os.rmdir(directory)  # kept if anything else is in it: the receive helpers decide
+        directory.rmdir()  # kept if anything else is in it: the receive helpers decide
     except OSError:
         return
-    fsutil.fsync_dir(os.path.dirname(directory))
+    fsutil.fsync_dir(str(directory.parent))

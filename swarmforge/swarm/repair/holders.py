@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge import roletable
 from swarmforge.layout import ROLES_TSV
@@ -42,7 +43,7 @@ def holders(root: str) -> list[Holder]:
 
 def _table(root: str) -> list[tuple[str, str]]:
     """(role, path) of each role in roles.tsv; none if there is no table."""
-    if not os.path.isfile(os.path.join(root, ROLES_TSV)):
+    if not Path(root, ROLES_TSV).is_file():
         return []
     return [(name, entry.path) for name, entry in roletable.read_roles(root).items()]
 

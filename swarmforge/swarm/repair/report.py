@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 # What a repair did (or, dry, would do) with one item.
 REQUEUED = "requeued"  # back in inbox/new
@@ -32,7 +32,7 @@ class Repair:
 
     def line(self, dry_run: bool) -> str:
         """The item as one line of the command's report."""
-        head = f"{self.role}: {os.path.basename(self.file)} ({self.reason}): "
+        head = f"{self.role}: {Path(self.file).name} ({self.reason}): "
         if self.action == LEFT:
             return head + f"left in place: {self.problem}"
         verb = {REQUEUED: "requeued", COMPLETED: "moved to completed"}[self.action]

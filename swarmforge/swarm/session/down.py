@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from swarmforge import events
 from swarmforge.config import sessionlock, sessionrecord
@@ -36,8 +37,9 @@ def _purge(
             progress(f"removed worktree {role.worktree}{saved}")
     sessionrecord.remove(root)
     for table in (REMOTE_TSV, ROLES_TSV):
-        if os.path.exists(os.path.join(root, table)):
-            os.unlink(os.path.join(root, table))
+        path = Path(root, table)
+        if path.exists():
+            path.unlink()
     return removed, rescued
 
 

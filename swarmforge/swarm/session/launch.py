@@ -4,10 +4,10 @@ headless runner, and the sleep inhibitor.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from functools import partial
+from pathlib import Path
 
 from swarmforge import tagging
 from swarmforge.config import rolerecord, sessionrecord
@@ -56,7 +56,7 @@ def start(
         # The runner paces its agents' starts itself; `up` tells how far it got.
         agents = [role.name for role in marks.ready(root, record.roles) if not role.is_exec]
         caps = load_settings(root).start
-        running = partial(is_held, os.path.join(root, RUNNER_LOCK))
+        running = partial(is_held, str(Path(root, RUNNER_LOCK)))
         follow(root, record.run_id, agents, caps, since, running, progress)
 
 
@@ -97,13 +97,12 @@ def start_tmux(
 
 def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
-    with open(placement.log_file(root, "runner"), "ab") as log:
+    with Path(placement.log_file(root, "runner")).open("ab") as log:
         detach.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
-    pid_file = os.path.join(root, RUNNER_PID)
-    lock = os.path.join(root, RUNNER_LOCK)
-    if wait_until(lambda: is_held(lock) and os.path.exists(pid_file), START_TIMEOUT):
-        with open(pid_file, encoding="ascii") as f:
-            return int(f.read().strip())
+    pid_file = Path(root, RUNNER_PID)
+    lock = str(Path(root, RUNNER_LOCK))
+    if wait_until(lambda: is_held(lock) and pid_file.exists(), START_TIMEOUT):
+        return int(pid_file.read_text(encoding="ascii").strip())
     raise SwarmforgeError(
         "The swarm runner did not start.", hint=f"See {placement.log_file(root, 'runner')}."
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from swarmforge import tagging
 from swarmforge.agents import lifecycle, probe
@@ -111,7 +111,7 @@ def role_status(
     """Everything `status` shows about one role (`port_conflict` from `port_holders`;
     `table`: the process table shared by every role of one read)."""
     box = Mailbox(role.path)
-    exists = os.path.isdir(role.path)
+    exists = Path(role.path).is_dir()
     life = lifecycle.load(root, role.name, record.run_id)
     alive = record.state == "running" and role_alive(root, record, role, life)
     return RoleStatus(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from swarmforge import times
 from swarmforge.errors import CorruptFile
@@ -71,6 +72,6 @@ def _dirs(directory: str) -> list[str]:
 
 def names_in(directory: str) -> list[str]:
     try:
-        return os.listdir(directory)
+        return [entry.name for entry in Path(directory).iterdir()]
     except FileNotFoundError:
         return []

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
@@ -71,11 +71,11 @@ async def elsewhere(request: Request, exc: Exception) -> Response:
 
 async def _output(root: str, role: str) -> AsyncIterator[dict[str, str]]:
     """A role's output log, sent again whenever it grows."""
-    path = os.path.join(root, LOGS_DIR, role + ".log")
+    log = Path(root, LOGS_DIR, role + ".log")
     seen: tuple[int, int] | None = (-1, -1)
     while True:
         try:
-            st = os.stat(path)
+            st = log.stat()
             stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None

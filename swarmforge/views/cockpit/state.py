@@ -3,8 +3,8 @@ and what tells that the planned runs changed."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
+from pathlib import Path
 
 from swarmforge.eventline import line
 from swarmforge.run import overview
@@ -58,11 +58,11 @@ def runs_stamp(root: str) -> tuple[tuple[str, int, int], ...]:
     """Size and time of every run's journal and park ledgers: what a change moves."""
     found = []
     for run_dir in overview.run_dirs(root):
-        for name in sorted(os.listdir(run_dir)):
-            if name.endswith((".jsonl", ".json")):
+        for path in sorted(Path(run_dir).iterdir()):
+            if path.name.endswith((".jsonl", ".json")):
                 try:
-                    st = os.stat(os.path.join(run_dir, name))
+                    st = path.stat()
                 except OSError:
                     continue
-                found.append((os.path.join(run_dir, name), st.st_size, st.st_mtime_ns))
+                found.append((str(path), st.st_size, st.st_mtime_ns))
     return tuple(found)
