@@ -36,7 +36,6 @@ LOGS_DIR = os.path.join(STATE_DIR, "logs")  # each role's and the runner's outpu
 SETUP_FAILED_DIR = os.path.join(STATE_DIR, "setup-failed")  # roles whose worktree setup failed
 PROMPTS_DIR = os.path.join(STATE_DIR, "prompts")  # each role's instruction file
 BIN_DIR = os.path.join(STATE_DIR, "bin")  # the helper shims, first on every role's PATH
-TEMP_DIR = os.path.join(STATE_DIR, "tmp")  # each role's agent's own temporary directory
 RUNS_DIR = os.path.join(STATE_DIR, "runs")  # planned runs: journal, reports, ledgers
 GIT_LOCK = os.path.join(STATE_DIR, "git.lock")  # serialises our changes to the repository
 INTENTS_DIR = os.path.join(STATE_DIR, "worktrees")  # worktree creations in progress

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -23,6 +24,8 @@ from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Exchange, Reply
 from swarmforge.swarm.session.down import down as swarm_down
 from swarmforge.swarm.session.up import up as swarm_up
+from swarmforge.swarm.status.role import AgentState, role_status
+from swarmforge.tmux.server import project_socket
 from tests.support import retry_until
 
 VENV_BIN = str(Path(sys.executable).parent)
@@ -117,3 +120,64 @@ def agents_path() -> str:
     """The directories of the claude and codex CLIs, as a PATH prefix."""
     dirs = {str(Path(require_cli(name)).parent) for name in ("claude", "codex")}
     return "".join(f"{d}:" for d in sorted(dirs))
+
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def tool_results(live: LiveSwarm, role: str) -> list[str]:
+    """The outputs of the tool calls that `role`'s agent has sent back to the model."""
+    return [e.tool_output for e in live.server.exchanges(role) if e.tool_output is not None]
+
+
+def screen_of(repo: Path, role: str) -> str:
+    """What `role`'s tmux pane shows now."""
+    record = sessionrecord.load(str(repo))
+    found = record.role(role) if record is not None else None
+    assert found is not None
+    socket = project_socket(str(repo))
+    target = f"={found.session_name}:"
+    shown = subprocess.run(
+        ["tmux", "-L", socket, "capture-pane", "-p", "-t", target], capture_output=True, text=True
+    )
+    return shown.stdout
+
+
+def agent_state(repo: Path, role: str) -> AgentState | None:
+    record = sessionrecord.load(str(repo))
+    assert record is not None
+    found = record.role(role)
+    assert found is not None
+    return role_status(str(repo), record, found, 0.0).agent_state
+
+
+def wait_state(
+    repo: Path, role: str, wanted: str, because: str = "", timeout: float = 60
+) -> AgentState:
+    """Poll until `role`'s agent is in state `wanted` for a reason naming `because`."""
+    seen: list[str] = []
+
+    def reached() -> bool:
+        shown = agent_state(repo, role)
+        seen.append(f"{shown.state}: {shown.reason}" if shown else "none")
+        return shown is not None and shown.state == wanted and because in shown.reason
+
+    try:
+        retry_until(reached, timeout=timeout)
+    except AssertionError:
+        raise AssertionError(f"{role} never {wanted}; last seen {seen[-3:]}") from None
+    shown = agent_state(repo, role)
+    assert shown is not None
+    return shown
+
+
+def without_bwrap(directory: Path) -> str:
+    """A PATH with every program of /usr/bin and /bin but bubblewrap, as on a machine
+    without it."""
+    directory.mkdir()
+    for source in (Path("/usr/bin"), Path("/bin")):
+        for program in source.iterdir():
+            link = directory / program.name
+            if program.name != "bwrap" and not link.exists():
+                link.symlink_to(program)
+    return str(directory)

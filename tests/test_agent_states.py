@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -12,7 +11,6 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from swarmforge import eventread, events
@@ -33,9 +31,17 @@ from swarmforge.daemon.wake import WAKE_LINE
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm.session.down import down as swarm_down
 from swarmforge.swarm.session.up import up as swarm_up
-from swarmforge.swarm.status.role import AgentState, role_status
 from swarmforge.tmux.server import project_socket
-from tests.realagents import LiveSwarm, agents_path, require_cli, unavailable
+from tests.realagents import (
+    LiveSwarm,
+    agent_state,
+    agents_path,
+    needs_tmux,
+    require_cli,
+    screen_of,
+    tool_results,
+    wait_state,
+)
 from tests.support import SWARMFORGE, git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -275,8 +281,6 @@ def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) 
 
 # --- the real agents, offline against the scripted model -------------------------------
 
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
 
 @pytest.fixture
 def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
@@ -290,34 +294,6 @@ def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
     nothing_left(repo)
 
 
-def agent_state(repo: Path, role: str) -> AgentState | None:
-    record = sessionrecord.load(str(repo))
-    assert record is not None
-    found = record.role(role)
-    assert found is not None
-    return role_status(str(repo), record, found, 0.0).agent_state
-
-
-def wait_state(
-    repo: Path, role: str, wanted: str, because: str = "", timeout: float = 60
-) -> AgentState:
-    """Poll until `role`'s agent is in state `wanted` for a reason naming `because`."""
-    seen: list[str] = []
-
-    def reached() -> bool:
-        shown = agent_state(repo, role)
-        seen.append(f"{shown.state}: {shown.reason}" if shown else "none")
-        return shown is not None and shown.state == wanted and because in shown.reason
-
-    try:
-        retry_until(reached, timeout=timeout)
-    except AssertionError:
-        raise AssertionError(f"{role} never {wanted}; last seen {seen[-3:]}") from None
-    shown = agent_state(repo, role)
-    assert shown is not None
-    return shown
-
-
 def recorded_states(repo: Path, role: str) -> list[str]:
     chunk = eventread.read(events.log_path(str(repo)))
     return [
@@ -326,6 +302,8 @@ def recorded_states(repo: Path, role: str) -> list[str]:
 
 
 CLAUDE_CODER = "window coder claude master --allowedTools Bash\n"
+# Outside its sandbox, claude asks before it runs git commit ("1. Yes" selected).
+UNBOXED = {"swarmforge/swarmforge.toml": "[roles.coder]\nsandbox = false\n"}
 
 
 @pytest.mark.slow
@@ -350,26 +328,12 @@ def test_claude_works_while_its_tool_call_runs_then_is_idle(repo: Path, live: Li
 @pytest.mark.slow
 @needs_tmux
 def test_claude_at_an_approval_prompt_is_waiting(repo: Path, live: LiveSwarm) -> None:
-    # No --allowedTools: claude asks before it runs git commit.
-    make_swarm(repo, "window coder claude master\n", prompts={"coder": "Code.\n"})
+    make_swarm(repo, "window coder claude master\n", files=UNBOXED, prompts={"coder": "Code.\n"})
     live.first = ["git commit -q --allow-empty -m unapproved"]
     live.up()
     shown = wait_state(repo, "coder", "waiting")
     assert "Do you want" in shown.reason or "Notification" in shown.reason
     retry_until(lambda: "waiting" in recorded_states(repo, "coder"))
-
-
-def screen_of(repo: Path, role: str) -> str:
-    """What `role`'s tmux pane shows now."""
-    record = sessionrecord.load(str(repo))
-    found = record.role(role) if record is not None else None
-    assert found is not None
-    socket = project_socket(str(repo))
-    target = f"={found.session_name}:"
-    shown = subprocess.run(
-        ["tmux", "-L", socket, "capture-pane", "-p", "-t", target], capture_output=True, text=True
-    )
-    return shown.stdout
 
 
 def woken(live: LiveSwarm, role: str) -> list[str]:
@@ -386,8 +350,7 @@ def woken(live: LiveSwarm, role: str) -> list[str]:
 def test_a_handoff_to_claude_at_an_approval_dialog_approves_nothing_and_wakes_it_after(
     repo: Path, live: LiveSwarm
 ) -> None:
-    # No --allowedTools: claude asks before it runs git commit, "1. Yes" selected.
-    make_swarm(repo, "window coder claude master\n", prompts={"coder": "Code.\n"})
+    make_swarm(repo, "window coder claude master\n", files=UNBOXED, prompts={"coder": "Code.\n"})
     live.first = ["git -c user.name=c -c user.email=c@example.com commit -q --allow-empty -m asked"]
     live.up()
     wait_state(repo, "coder", "waiting")
@@ -448,63 +411,6 @@ def test_codex_at_its_login_menu_is_waiting_and_no_wake_up_chooses_for_it(
     nothing_left(repo)
 
 
-def without_bwrap(directory: Path) -> str:
-    """A PATH with every program of /usr/bin and /bin but bubblewrap, as on a machine
-    without it."""
-    directory.mkdir()
-    for source in (Path("/usr/bin"), Path("/bin")):
-        for program in source.iterdir():
-            link = directory / program.name
-            if program.name != "bwrap" and not link.exists():
-                link.symlink_to(program)
-    return str(directory)
-
-
-def codex_argvs(worktree: str) -> list[list[str]]:
-    """The command lines of the codex processes working in `worktree`."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        argv = process.info["cmdline"] or []
-        if argv and Path(argv[0]).name == "codex" and worktree in argv:
-            found.append(argv)
-    return found
-
-
-@pytest.mark.slow
-@needs_tmux
-@pytest.mark.parametrize("bwrap", [True, False], ids=["system-bwrap", "no-bwrap"])
-def test_codex_commits_in_its_worktree_in_its_sandbox_and_writes_nothing_outside(
-    repo: Path, live: LiveSwarm, tmp_path: Path, bwrap: bool
-) -> None:
-    if bwrap and shutil.which("bwrap") is None:
-        unavailable("bubblewrap is not installed (./setup.sh installs it)")
-    make_swarm(repo, CODEX, prompts={"cleaner": "Clean.\n"})
-    outside = [repo / "escaped.txt", tmp_path / "home-escape.txt"]
-    live.first = [
-        "git -c user.name=c -c user.email=c@example.com commit -q --allow-empty -m boxed; "
-        + "ready_for_next.sh; echo ready=$?; "
-        + "printf 'type: note\\nto: cleaner\\npriority: 50\\nmessage: hi\\n' > d; "
-        + "swarm_handoff.sh d; echo handoff=$?; "
-        + "; ".join(f"echo x > {path}" for path in outside)
-        + "; echo finished"
-    ]
-    record = live.up(path=None if bwrap else without_bwrap(tmp_path / "nobwrap"))
-    cleaner = record.role("cleaner")
-    assert cleaner is not None
-    retry_until(lambda: len(tool_results(live, "cleaner")) == 1, timeout=60)
-    said = tool_results(live, "cleaner")[0]
-    assert "finished" in said and "execvp" not in said, said
-    assert "NO_TASK\nready=0" in said and "handoff=0" in said, said  # the helpers work
-    assert git(Path(cleaner.path), "log", "--format=%s", "-1") == "boxed"
-    assert "Read-only file system" in said
-    assert not any(path.exists() for path in outside), said
-    argvs = codex_argvs(cleaner.path)
-    assert argvs, "no codex process found"
-    for argv in argvs:
-        assert "--dangerously-bypass-approvals-and-sandbox" not in argv
-        assert argv[argv.index("--sandbox") + 1] == "workspace-write"
-
-
 @pytest.mark.slow
 @needs_tmux
 def test_a_crashed_claude_is_exited_with_its_code(repo: Path, live: LiveSwarm) -> None:
@@ -551,11 +457,6 @@ CODEX = "window cleaner codex cleaner\n"  # as the swarm starts codex: `notify` 
 CODEX_UNHOOKED = "window cleaner codex cleaner --disable hooks\n"
 # codex asks before it runs a command that a rule of its exec policy marks `prompt`.
 CODEX_ASKS = 'prefix_rule(pattern=["rm", "-rf", "scratch"], decision="prompt")\n'
-
-
-def tool_results(live: LiveSwarm, role: str) -> list[str]:
-    """The outputs of the tool calls that `role`'s agent has sent back to the model."""
-    return [e.tool_output for e in live.server.exchanges(role) if e.tool_output is not None]
 
 
 def reported(repo: Path, role: str) -> tuple[str, str] | None:

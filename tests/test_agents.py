@@ -10,7 +10,7 @@ import pytest
 
 from swarmforge.agents import commands
 from swarmforge.agents.agent import HEADLESS_NOTE, MAX_PROMPT_ARG, Launch
-from swarmforge.agents.claude.command import claude_settings, helper_settings
+from swarmforge.agents.claude.command import claude_settings, helper_settings, launch_settings
 from swarmforge.agents.claude.hooks import CLAUDE_HOOKS
 from swarmforge.agents.codex.command import CODEX_REPORTS
 from swarmforge.agents.codex.sandbox import sandbox_args
@@ -48,7 +48,7 @@ def test_claude_is_started_as_swarmforge_starts_it_with_the_helpers_allowed() ->
         "-n",
         "SwarmForge Coder",
         "--settings",
-        claude_settings(True),
+        launch_settings(LAUNCH),
         "--model",
         "opus 4",
         "--",
@@ -234,7 +234,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        claude_settings(True),
+        launch_settings(LAUNCH),
         "--allowedTools",
         "Edit",
         "Read",
@@ -251,7 +251,7 @@ def test_headless_claude_prints_and_ends_with_the_prompt_after_a_separator() -> 
         "--permission-mode",
         "acceptEdits",
         "--settings",
-        claude_settings(False),
+        launch_settings(NO_HELPERS),
         "--",
         "p",
     ]
@@ -281,7 +281,7 @@ def test_headless_codex_runs_exec_in_its_worktree_without_a_login_shell() -> Non
 def test_a_prompt_too_long_for_one_argument_goes_on_stdin() -> None:
     long = PRINTOUT + "x" * MAX_PROMPT_ARG
     claude = commands.item_invocation(role("window coder claude coder"), LAUNCH, long)
-    assert claude.argv[-2:] == ["--settings", claude_settings(True)]
+    assert claude.argv[-2:] == ["--settings", launch_settings(LAUNCH)]
     assert claude.stdin == f"{TEXT}\n{HEADLESS_NOTE}\n{long}".encode()
     codex = commands.item_invocation(role("window coder codex coder"), LAUNCH, long)
     assert codex.argv[-2:] == ["--", "-"] and codex.stdin == claude.stdin

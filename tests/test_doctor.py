@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from swarmforge.doctor.check import Check
 from swarmforge.doctor.repository import check_repository
 from swarmforge.doctor.runstate import check_daemon, check_run
 from swarmforge.doctor.tools import check_git, check_python
+from tests.realagents import without_bwrap
 from tests.support import SWARMFORGE, VENV_BIN
 
 
@@ -104,6 +106,37 @@ def test_codex_roles_outside_their_sandbox_are_warned_of_every_time(
         )
         assert "main checkout" in found["role coder sandbox"]["detail"]
         assert "role tester sandbox" not in found  # in its worktree and its sandbox: nothing
+
+
+def test_claude_roles_outside_their_sandbox_or_without_its_tools_are_warned_of(
+    repo: Path, agents: Path, tmp_path: Path
+) -> None:
+    init(repo)
+    set_conf(
+        repo,
+        "window coder claude master\n"
+        "window cleaner claude cleaner --dangerously-skip-permissions\n"
+        "window reviewer claude reviewer --permission-mode bypassPermissions\n"
+        "window tester claude tester\n",
+    )
+    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.tester]\nsandbox = false\n")
+    home = seeded(repo.parent, repo)
+    found = checks(sf("doctor", "--json", cwd=repo, first_on_path=agents, home=home))
+    assert "--dangerously-skip-permissions" in found["role cleaner sandbox"]["detail"]
+    assert "bypassPermissions" in found["role reviewer sandbox"]["detail"]
+    assert found["role tester sandbox"]["detail"] == (
+        "runs outside claude's sandbox (sandbox = false)"
+    )
+    # claude's sandbox lets a role in the main checkout commit: nothing to warn of.
+    assert "role coder sandbox" not in found
+    if shutil.which("bwrap") and shutil.which("socat"):
+        assert found["claude sandbox"]["status"] == "ok", found["claude sandbox"]
+    # On a machine without bubblewrap, claude would ask before every command.
+    bare = {**home, "PATH": f"{agents}:{VENV_BIN}:{without_bwrap(tmp_path / 'nobwrap')}"}
+    found = checks(sf("doctor", "--json", cwd=repo, home=bare))
+    assert found["claude sandbox"]["status"] == "warn"
+    assert "bwrap" in found["claude sandbox"]["detail"]
+    assert "apt-get install bubblewrap socat" in found["claude sandbox"]["fix"]
 
 
 def test_a_missing_agent_fails_naming_its_role(repo: Path, agents: Path) -> None:

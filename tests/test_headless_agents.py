@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from swarmforge.agents.agent import Invocation, Launch, headless_prompt
-from swarmforge.agents.claude.command import claude_settings
+from swarmforge.agents.claude.command import launch_settings
 from swarmforge.agents.codex.command import CODEX_REPORTS
 from swarmforge.agents.codex.sandbox import sandbox_args
 from swarmforge.agents.environment import temp_dir
@@ -72,6 +72,12 @@ def swarm(repo: Path, tmp_path: Path) -> Swarm:
     return Swarm(repo, tools)
 
 
+def claude_json(swarm: Swarm, name: str, allow_helpers: bool = True) -> str:
+    """The `--settings` JSON swarmforge gives the claude of role `name`."""
+    path, temp = swarm.records[name].path, temp_dir(swarm.root, name)
+    return launch_settings(Launch(path, "", "", allow_helpers=allow_helpers, temp_dir=temp))
+
+
 def test_headless_claude_and_codex_roles_run_the_loop(swarm: Swarm) -> None:
     for name in ("coder", "fixer", "tests"):
         assert swarm.command(name, "headless") == swarm.loop(name)
@@ -83,7 +89,12 @@ def test_headless_claude_and_codex_roles_run_the_loop(swarm: Swarm) -> None:
 def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
     coder = swarm.command("coder", "tmux")
     assert coder[0] == "claude" and "-p" not in coder
-    assert coder[coder.index("--settings") + 1] == claude_settings(True)
+    assert coder[coder.index("--settings") + 1] == claude_json(swarm, "coder")
+    # In its sandbox, fitted to its worktree: commands run unasked, never outside it.
+    box = json.loads(claude_json(swarm, "coder"))["sandbox"]
+    assert box["enabled"] and box["autoAllowBashIfSandboxed"]
+    assert box["allowUnsandboxedCommands"] is False
+    assert temp_dir(swarm.root, "coder") in box["filesystem"]["allowWrite"]
     assert coder[-1] == prompts.instruction_text("coder")
     fixer = swarm.command("fixer", "tmux")
     fixer_path = swarm.records["fixer"].path
@@ -134,7 +145,8 @@ def test_allow_helpers_false_leaves_claude_only_its_state_hooks(swarm: Swarm) ->
     Path(swarm.root, "swarmforge", "swarmforge.toml").write_text(
         "[roles.coder]\nallow_helpers = false\n"
     )
-    only_hooks = claude_settings(False)
+    only_hooks = claude_json(swarm, "coder", allow_helpers=False)
+    assert "permissions" not in json.loads(only_hooks)
     tmux = swarm.command("coder", "tmux")
     assert tmux[tmux.index("--settings") + 1] == only_hooks
     invocation = item_command(swarm.root, swarm.config, swarm.records["coder"])("TASK: x\n")
@@ -157,7 +169,7 @@ def test_the_loop_runs_each_item_through_the_agents_non_interactive_mode(swarm: 
             "--permission-mode",
             "acceptEdits",
             "--settings",
-            claude_settings(True),
+            claude_json(swarm, "coder"),
             "--model",
             "sonnet",
             "--",

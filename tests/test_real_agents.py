@@ -247,8 +247,9 @@ def test_an_agent_waiting_for_an_approval_ends_the_rehearsal_with_its_screen(rep
         "timeout = 120\nstall = 5\n[[roles.coder.turns]]\n"
         'run = ["git commit -q --allow-empty -m unapproved"]\n'
     )
-    # No --allowedTools: claude asks before it runs git commit.
+    # No --allowedTools and outside its sandbox: claude asks before it runs git commit.
     _project(repo, CHAIN.replace(" --allowedTools Bash", ""), script)
+    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.coder]\nsandbox = false\n")
     code, report, _ = _rehearse(repo)
     assert code == 1
     problems = report["problems"]

@@ -10,8 +10,14 @@ when its role is given it. An agent gets:
   `CLAUDE_*`, codex's `OPENAI_*` and `CODEX_*`, ...);
 - what its role's table of swarmforge.toml passes on (`pass_env`) or sets (`env`);
 - what swarmforge sets for the role (`role_vars`: its name, port, run tags, the helpers
-  on PATH), its own temporary directory as TMPDIR (`.swarmforge/tmp/<role>`, writable in
-  its sandbox where /tmp is not), and what `up`'s caller gave the role.
+  on PATH), its own temporary directory as TMPDIR, and what `up`'s caller gave the role.
+
+The temporary directory, `/tmp/swarmforge-<uid>/<project>/<role>` (`<project>`: a
+digest of the project's path), is writable in the role's sandbox where the rest of
+/tmp is not, and lies outside the repository, where no git command run in a checkout
+reaches it. Its path is kept short: claude's sandbox makes its proxies' Unix sockets
+there, and a socket's path may not exceed 107 bytes. The directory above the projects
+is the user's own (mode 0700), or swarmforge refuses to use it.
 
 The bootstrap `setup` commands of a new worktree are the user's own and keep the whole
 environment (`rolerecord.role_env`).
@@ -19,15 +25,21 @@ environment (`rolerecord.role_env`).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import shutil
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from swarmforge.agents.registry import agent
 from swarmforge.config.rolerecord import RoleRecord, role_vars
 from swarmforge.config.settings import RoleSettings
-from swarmforge.layout import TEMP_DIR
+from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy
+
+TEMP_ROOT = "/tmp"  # not $TMPDIR, which may be long: see the module's docstring
 
 # What any program in a terminal needs, and nothing that grants anything.
 BASE = (
@@ -74,9 +86,41 @@ def allowed(environ: Mapping[str, str], patterns: Iterable[str]) -> dict[str, st
     return {name: value for name, value in environ.items() if matches(name, kept)}
 
 
+def temp_base() -> Path:
+    """The user's own directory above every project's agents' temporary directories."""
+    return Path(TEMP_ROOT, f"swarmforge-{os.getuid()}")
+
+
+def project_temp(root: str) -> Path:
+    """The directory of the temporary directories of the agents of the project at `root`."""
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
+    return temp_base() / digest
+
+
 def temp_dir(root: str, role: str) -> str:
     """The temporary directory of `role`'s agent (its TMPDIR; `agent_env` makes it)."""
-    return str(Path(root, TEMP_DIR, role))
+    return str(project_temp(root) / role)
+
+
+def make_temp_dir(root: str, role: str) -> str:
+    """Make `role`'s temporary directory, in a directory only this user may enter."""
+    base = temp_base()
+    with contextlib.suppress(FileExistsError):
+        base.mkdir(mode=0o700)
+    found = base.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise SwarmforgeError(
+            f"{base} is not a directory of yours that only you may enter",
+            hint="Remove it (or make it yours, mode 0700), then start again.",
+        )
+    temp = temp_dir(root, role)
+    Path(temp).mkdir(parents=True, exist_ok=True)
+    return temp
+
+
+def remove_temp_dirs(root: str) -> None:
+    """Remove the temporary directories of the agents of the project at `root`."""
+    shutil.rmtree(project_temp(root), ignore_errors=True)
 
 
 def agent_env(
@@ -84,7 +128,6 @@ def agent_env(
 ) -> policy.Environment:
     """The environment of `role`'s agent (and of an exec role's commands)."""
     patterns = (*BASE, *agent(role.agent).env_vars, *settings.pass_env)
-    temp = temp_dir(root, role.name)
-    Path(temp).mkdir(parents=True, exist_ok=True)
+    temp = make_temp_dir(root, role.name)
     own = {"TMPDIR": temp, **settings.env, **role_vars(root, run_id, role)}
     return policy.environment(allowed(os.environ, patterns), own)

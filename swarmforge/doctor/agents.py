@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from swarmforge import text
 from swarmforge.agents import trust
-from swarmforge.agents.codex.sandbox import BYPASS
+from swarmforge.agents.claude.command import bypasses as claude_bypasses
+from swarmforge.agents.codex.sandbox import BYPASS as CODEX_BYPASS
 from swarmforge.agents.commands import find_executable
 from swarmforge.agents.homes import trust_key
 from swarmforge.config.roster import RoleSpec, SwarmConfig
@@ -14,6 +16,7 @@ from swarmforge.config.settings import SETTINGS_FILE, load_settings
 from swarmforge.doctor.check import Check
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import CONFIG_FILE
+from swarmforge.proc import popen, spawn
 
 
 def _role_dir(root: str, role: RoleSpec) -> str:
@@ -53,25 +56,60 @@ def check_agent_start(root: str, agent: str, env: Mapping[str, str]) -> Check:
     return Check(agent, "ok", f"starts unattended in {trust_key(root)}")
 
 
+def _bypasses(role: RoleSpec) -> list[str]:
+    if role.agent == "claude":
+        return claude_bypasses(role.extra_args)
+    return [arg for arg in role.extra_args if arg.split("=", 1)[0] in CODEX_BYPASS]
+
+
 def check_sandboxes(root: str, config: SwarmConfig) -> list[Check]:
-    """A warning for each codex role that runs outside its sandbox, or cannot commit in it."""
+    """A warning for each claude or codex role that runs outside its sandbox, or cannot
+    commit in it, and for a claude sandbox this machine cannot start."""
     try:
         settings = load_settings(root, config.names)
     except SwarmforgeError:
         return []  # the settings' own error is said where they are checked
     found = []
+    boxed_claude = False
     for role in config.roles:
-        if role.agent != "codex":
+        if role.agent not in ("claude", "codex"):
             continue
         name = f"role {role.name} sandbox"
         fix = f"remove it from [roles.{role.name}] in {SETTINGS_FILE}"
-        bypass = [arg for arg in role.extra_args if arg.split("=", 1)[0] in BYPASS]
+        bypass = _bypasses(role)
+        outside = f"runs outside {role.agent}'s sandbox"
         if not settings.role(role.name).sandbox:
-            found.append(Check(name, "warn", "runs outside codex's sandbox (sandbox = false)", fix))
+            found.append(Check(name, "warn", f"{outside} (sandbox = false)", fix))
         elif bypass:
-            detail = f"runs outside codex's sandbox ({bypass[0]} in {CONFIG_FILE})"
+            detail = f"{outside} ({bypass[0]} in {CONFIG_FILE})"
             found.append(Check(name, "warn", detail, f"remove {bypass[0]} from its line"))
+        elif role.agent == "claude":
+            boxed_claude = True
         elif role.in_main_checkout:
             detail = "works in the main checkout, whose .git stays read-only in its sandbox"
             found.append(Check(name, "warn", detail, "give it a worktree if it commits"))
+    if boxed_claude:
+        found += check_claude_box()
     return found
+
+
+def check_claude_box(path: str | None = None) -> list[Check]:
+    """A warning if claude's sandbox cannot start here: it needs bubblewrap and socat, and
+    bubblewrap needs user namespaces. Without its sandbox, claude asks before each command."""
+    name = "claude sandbox"
+    missing = [tool for tool in ("bwrap", "socat") if spawn.which(tool, path) is None]
+    if missing:
+        found = " and ".join(missing)
+        detail = f"cannot start: {found} not found, so claude asks before every command"
+        return [Check(name, "warn", detail, "install them: apt-get install bubblewrap socat")]
+    try:
+        probe = popen.output(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "true"], cwd="/")
+        failed, said = probe.returncode != 0, probe.stderr.decode(errors="replace")
+    except OSError as exc:
+        failed, said = True, exc.strerror or str(exc)
+    if failed:
+        said = (said.strip().splitlines() or ["no reason given"])[0]
+        detail = f"cannot start: bubblewrap fails here ({text.shown(said)})"
+        fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
+        return [Check(name, "warn", detail, fix)]
+    return [Check(name, "ok", "bubblewrap and socat work: claude's commands run in its sandbox")]

@@ -5,8 +5,8 @@ the worktree is writable and git's directories are not, so `git commit` fails th
 ("index.lock: Read-only file system"). A role's codex is given, as extra writable
 roots, exactly the git directories a commit, merge or rebase in its worktree writes:
 the worktree's own git directory (`.git/worktrees/<name>`: its index, HEAD and logs)
-and the common directory's `objects`, `refs` and `logs`; never `hooks/` or `config`.
-Its approval policy is `never`: what the box allows runs without a prompt, and what
+and the common directory's `objects`, `refs` and `logs`; never `hooks/` or `config`
+(agents/sandbox.py, shared with claude's box). Its approval policy is `never`: what the box allows runs without a prompt, and what
 it does not fails instead of waiting for a person.
 
 Where Debian's `bwrap` is installed, codex runs it with `codex-linux-sandbox` as the
@@ -21,7 +21,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarmforge.git.command import run as run_git
+from swarmforge.agents.sandbox import writable
 from swarmforge.proc import spawn
 
 HELPER = "codex-linux-sandbox"
@@ -35,21 +35,6 @@ def _chooses(extra_args: Sequence[str], flags: tuple[str, ...]) -> bool:
     return any(arg.split("=", 1)[0] in flags for arg in extra_args)
 
 
-def writable_roots(worktree: str) -> list[str]:
-    """The git directories a commit, merge or rebase in `worktree` writes; [] if it is no
-    git checkout. A checkout's own `.git` (the main checkout) is not among them: making it
-    writable would open its hooks and config too."""
-    found = run_git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir")
-    if not found.ok:
-        return []
-    git_dir, common_dir = found.stdout.decode().splitlines()[:2]
-    common = os.path.normpath(Path(worktree, common_dir))  # normpath: ".." taken off lexically
-    roots = [str(Path(common, name)) for name in ("objects", "refs", "logs")]
-    if os.path.normpath(git_dir) != common:
-        roots.insert(0, git_dir)
-    return roots
-
-
 def sandbox_args(
     worktree: str, temp_dir: str, extra_args: Sequence[str], *, interactive: bool
 ) -> list[str]:
@@ -59,8 +44,7 @@ def sandbox_args(
     (`extra_args`) choose it."""
     args = []
     if not _chooses(extra_args, OWN_SANDBOX):
-        writable = [*writable_roots(worktree), *([temp_dir] if temp_dir else [])]
-        roots = ", ".join(f'"{root}"' for root in writable)
+        roots = ", ".join(f'"{root}"' for root in writable(worktree, temp_dir))
         args += ["--sandbox", "workspace-write"]
         args += ["-c", f"sandbox_workspace_write.writable_roots=[{roots}]"]
         args += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]

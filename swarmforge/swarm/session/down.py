@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmforge import events
+from swarmforge.agents.environment import remove_temp_dirs
 from swarmforge.config import sessionlock, sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon import stopping
@@ -69,6 +70,7 @@ def down_held(root: str, purge: bool, progress: Progress) -> Stopped:
     """`down`, by a caller that holds the session lock."""
     record = sessionrecord.load(root)
     ended = stop_processes(root, record)
+    remove_temp_dirs(root)  # the agents' temporary files: nothing runs that could use them
     daemon = stopping.stop(root)
     progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
     rescued: dict[str, str | None] = {}
