@@ -46,6 +46,8 @@ def project(repo: Path) -> Project:
 @pytest.fixture
 def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
     """A swarm of real agents in tmux against a scripted model, ended after the test."""
+    require_cli("claude")
+    require_cli("codex")
     swarm = LiveSwarm(repo, tmp_path / "homes")
     try:
         yield swarm

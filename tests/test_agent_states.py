@@ -8,7 +8,6 @@ import signal
 import subprocess
 import time
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -280,18 +279,6 @@ def test_a_report_behind_the_window_read_stands_until_a_new_one(tmp_path: Path) 
 
 
 # --- the real agents, offline against the scripted model -------------------------------
-
-
-@pytest.fixture
-def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
-    require_cli("claude")
-    require_cli("codex")
-    swarm = LiveSwarm(repo, tmp_path / "homes")
-    try:
-        yield swarm
-    finally:
-        swarm.down()
-    nothing_left(repo)
 
 
 def recorded_states(repo: Path, role: str) -> list[str]:

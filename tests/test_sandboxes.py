@@ -10,39 +10,26 @@ checkout, another role's worktree, the home directory) fails and changes nothing
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
+from swarmforge.config.sessionrecord import SessionRecord
 from tests.realagents import (
     LiveSwarm,
     needs_tmux,
-    require_cli,
     screen_of,
     tool_results,
     unavailable,
     wait_state,
     without_bwrap,
 )
-from tests.support import git, make_swarm, nothing_left, retry_until
+from tests.support import git, make_swarm, retry_until
 
 OTHER = "window qa exec qa true\n"  # another role, so that another worktree exists
 BYPASSES = ("--dangerously-skip-permissions", "bypassPermissions", "--yolo")
 BYPASSES += ("--dangerously-bypass-approvals-and-sandbox", "--full-auto")
-
-
-@pytest.fixture
-def live(repo: Path, tmp_path: Path) -> Iterator[LiveSwarm]:
-    require_cli("claude")
-    require_cli("codex")
-    swarm = LiveSwarm(repo, tmp_path / "homes")
-    try:
-        yield swarm
-    finally:
-        swarm.down()
-    nothing_left(repo)
 
 
 def needs_bwrap(bwrap: bool) -> None:
@@ -79,6 +66,18 @@ def agent_argvs(name: str, worktree: str) -> list[list[str]]:
     return found
 
 
+def up_working(
+    live: LiveSwarm, role: str, agent: str, tmp_path: Path, path: str | None = None
+) -> tuple[SessionRecord, list[Path]]:
+    """Start `role` on `agent` in its worktree, its first command `work_then_escape`; the
+    session and the files it must not write."""
+    repo = live.repo
+    make_swarm(repo, f"window {role} {agent} {role}\n" + OTHER, prompts={role: "Work.\n"})
+    outside = outside_of(repo, tmp_path)
+    live.first = [work_then_escape(role, outside)]
+    return live.up(path=path), outside
+
+
 def boxed(live: LiveSwarm, repo: Path, role: str, outside: list[Path]) -> str:
     """Wait for `role`'s first command; check it worked and wrote nothing outside."""
     retry_until(lambda: len(tool_results(live, role)) == 1, timeout=60)
@@ -97,10 +96,8 @@ def test_codex_commits_and_hands_over_in_its_sandbox_and_writes_nothing_outside(
     repo: Path, live: LiveSwarm, tmp_path: Path, bwrap: bool
 ) -> None:
     needs_bwrap(bwrap)
-    make_swarm(repo, "window cleaner codex cleaner\n" + OTHER, prompts={"cleaner": "Clean.\n"})
-    outside = outside_of(repo, tmp_path)
-    live.first = [work_then_escape("cleaner", outside)]
-    record = live.up(path=None if bwrap else without_bwrap(tmp_path / "nobwrap"))
+    path = None if bwrap else without_bwrap(tmp_path / "nobwrap")
+    record, outside = up_working(live, "cleaner", "codex", tmp_path, path)
     said = boxed(live, repo, "cleaner", outside)
     assert "Read-only file system" in said
     cleaner = record.role("cleaner")
@@ -118,10 +115,7 @@ def test_claude_commits_and_hands_over_in_its_sandbox_and_writes_nothing_outside
     repo: Path, live: LiveSwarm, tmp_path: Path
 ) -> None:
     needs_bwrap(True)
-    make_swarm(repo, "window coder claude coder\n" + OTHER, prompts={"coder": "Code.\n"})
-    outside = outside_of(repo, tmp_path)
-    live.first = [work_then_escape("coder", outside)]
-    record = live.up()
+    record, outside = up_working(live, "coder", "claude", tmp_path)
     boxed(live, repo, "coder", outside)
     coder = record.role("coder")
     assert coder is not None
@@ -138,10 +132,7 @@ def test_claude_without_bubblewrap_asks_before_it_runs_anything(
 ) -> None:
     # claude's sandbox cannot start: its commands go back to asking a person, never to
     # running unasked outside a box.
-    make_swarm(repo, "window coder claude coder\n" + OTHER, prompts={"coder": "Code.\n"})
-    outside = outside_of(repo, tmp_path)
-    live.first = [work_then_escape("coder", outside)]
-    live.up(path=without_bwrap(tmp_path / "nobwrap"))
+    _, outside = up_working(live, "coder", "claude", tmp_path, without_bwrap(tmp_path / "nobwrap"))
     wait_state(repo, "coder", "waiting")
     assert "Do you want to proceed?" in screen_of(repo, "coder")
     assert tool_results(live, "coder") == []
