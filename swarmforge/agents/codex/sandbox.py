@@ -6,8 +6,9 @@ the worktree is writable and git's directories are not, so `git commit` fails th
 roots, exactly the git directories a commit, merge or rebase in its worktree writes:
 the worktree's own git directory (`.git/worktrees/<name>`: its index, HEAD and logs)
 and the common directory's `objects`, `refs` and `logs`; never `hooks/` or `config`
-(agents/sandbox.py, shared with claude's box). Its approval policy is `never`: what the box allows runs without a prompt, and what
-it does not fails instead of waiting for a person.
+(agents/sandbox.py, shared with claude's box). Its approval policy is `never`: what
+the box allows runs without a prompt, and what it does not fails instead of waiting
+for a person.
 
 Where Debian's `bwrap` is installed, codex runs it with `codex-linux-sandbox` as the
 program inside, looked up on PATH, and the npm package installs no program of that
