@@ -15,6 +15,7 @@ CONFIG_FILE = os.path.join(SWARMFORGE_DIR, "swarmforge.conf")  # the roster
 STATE_DIR = ".swarmforge"  # swarmforge's own state: mailboxes, session record, logs, locks
 WORKTREES_DIR = ".worktrees"  # the roles' worktrees, one directory per role or task
 STATE_DIRS = (STATE_DIR, WORKTREES_DIR)
+DRAFTS_DIR = "tmp"  # where the constitution has agents write their handoff drafts
 
 ROLES_TSV = os.path.join(STATE_DIR, "roles.tsv")  # the role table the helpers read
 # Roles that another host runs (role TAB host), beside roles.tsv, which names them too so

@@ -188,5 +188,15 @@ def test_init_writes_settings_and_an_example_rehearsal_for_the_packs_roles(
     path = tmp_path / "swarmforge" / "rehearse.toml"
     script = parse_script(path.read_bytes(), str(path))
     check_roles(script, str(path), {r.name: r.agent for r in config.roles})
-    coder = script.roles["coder"].turns
-    assert coder[0].expect.sent and coder[1].expect.completed == 1
+    # One role commits and hands the commit on: one with a worktree of its own, where
+    # its sandbox lets it commit, the coder if it has one.
+    makers = [name for name, part in script.roles.items() if part.turns[0].expect.sent]
+    assert len(makers) == 1
+    maker = config.role(makers[0])
+    assert not maker.in_main_checkout
+    assert maker.name == "coder" or config.role("coder").in_main_checkout
+    turns = script.roles[maker.name].turns
+    assert turns[1].expect.completed == 1
+    # It keeps the constitution's rules: drafts in tmp/, nothing under .swarmforge/.
+    text = path.read_text()
+    assert ".swarmforge/" not in text.split("\n\n", 1)[1] and "tmp/greeting.draft" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -14,6 +15,7 @@ import tomli_w
 
 from swarmforge import tagging
 from swarmforge.agents import lifecycle
+from swarmforge.config.scaffold import packs
 from swarmforge.daemon.wake import TmuxWaker
 from swarmforge.swarm.session.down import down
 from swarmforge.tmux.server import project_socket
@@ -23,11 +25,9 @@ from tests.support import run_cli as sf
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-# Both agents may run any command: the script, not a person, decides what runs.
-CHAIN = (
-    "window coder claude master --allowedTools Bash\n"
-    "window cleaner codex cleaner batch --dangerously-bypass-approvals-and-sandbox\n"
-)
+# As `init` leaves them, with no extra arguments: each agent in its own sandbox.
+CHAIN = "window coder claude master\nwindow cleaner codex cleaner batch\n"
+UNBOXED_CODER = "[roles.coder]\nsandbox = false\n"
 
 
 def _project(repo: Path, conf: str, script: str | None = None) -> Path:
@@ -67,13 +67,35 @@ def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path
     head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
     code, report, stderr = _rehearse(repo)
     assert code == 0, f"{report.get('problems')}\n{stderr}"
+    # The example `init` wrote: the cleaner, in its worktree, commits and hands over; the
+    # coder, in the main checkout, reads the commit and answers.
     coder, cleaner = _turns(report, "coder"), _turns(report, "cleaner")
-    assert coder[0]["sent"] == ["cleaner"] and coder[1]["received"] == ["cleaner"]
-    assert cleaner[1]["received"] == ["coder"] and cleaner[1]["sent"] == ["coder"]
-    assert "hello from the rehearsal" in " ".join(cleaner[1]["outputs"])  # type: ignore[arg-type]
+    assert cleaner[0]["sent"] == ["coder"] and cleaner[1]["received"] == ["coder"]
+    assert coder[1]["received"] == ["cleaner"] and coder[1]["sent"] == ["cleaner"]
+    assert "hello from the rehearsal" in " ".join(coder[1]["outputs"])  # type: ignore[arg-type]
     # The user's own project is never touched: everything ran on a copy.
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
     assert not (repo / ".worktrees").exists() and not (repo / ".swarmforge").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pack", packs())
+def test_the_rehearsal_init_writes_passes_on_every_pack(repo: Path, pack: str) -> None:
+    r = sf("init", "--pack", pack, ".", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm")
+    code, report, stderr = _rehearse(repo)
+    assert code == 0, f"{report.get('problems')}\n{stderr}"
+
+
+def test_a_headless_rehearsal_that_could_never_start_is_refused_at_once(repo: Path) -> None:
+    _project(repo, CHAIN)  # init's example: the agents start from their opening prompts
+    r = sf("rehearse", "swarmforge/rehearse.toml", "--backend", "headless", cwd=repo)
+    assert r.returncode == 1
+    assert "a headless rehearsal can never start without a [[send]]" in r.stderr
+    assert r.stderr.count("\n") <= 3, r.stderr  # refused before anything ran
+    assert not (repo / ".swarmforge").exists()
 
 
 @pytest.mark.slow
@@ -81,20 +103,26 @@ def test_rehearsal_fails_naming_the_role_and_the_turn(repo: Path) -> None:
     script = (
         'timeout = 120\n[[roles.coder.turns]]\nrun = ["echo hello"]\n'
         'expect = { output = ["goodbye"], sent = ["cleaner"] }\n'
+        # A turn that would wait for a wake-up nobody sends, out to the timeout.
+        '[[roles.coder.turns]]\nsay = "Never reached."\n'
     )
     _project(repo, CHAIN, script)
-    code, report, _ = _rehearse(repo)
+    code, report, stderr = _rehearse(repo)
     assert code == 1
     assert report["problems"] == [
         "role coder, turn 1: expected 'goodbye' in the commands' output",
         "role coder, turn 1: expected a handoff to cleaner; none was queued",
+        "role coder, turn 2: never began",
     ]
+    # It stopped as soon as the turn failed, not at the timeout; each line says when.
+    assert "a turn did not go as expected: stopping early" in stderr
+    assert all(re.match(r"\[ *\d+\.\d s\] ", line) for line in stderr.splitlines()), stderr
 
 
 def _draft(headers: str, *args: str) -> str:
     """A command that writes a handoff draft with printf and hands it to the gate."""
     return " ".join(
-        ["printf", f"'{headers}'", *args, "> .swarmforge/d && swarm_handoff.sh .swarmforge/d"]
+        ["mkdir -p tmp && printf", f"'{headers}'", *args, "> tmp/d && swarm_handoff.sh tmp/d"]
     )
 
 
@@ -247,9 +275,9 @@ def test_an_agent_waiting_for_an_approval_ends_the_rehearsal_with_its_screen(rep
         "timeout = 120\nstall = 5\n[[roles.coder.turns]]\n"
         'run = ["git commit -q --allow-empty -m unapproved"]\n'
     )
-    # No --allowedTools and outside its sandbox: claude asks before it runs git commit.
-    _project(repo, CHAIN.replace(" --allowedTools Bash", ""), script)
-    (repo / "swarmforge" / "swarmforge.toml").write_text("[roles.coder]\nsandbox = false\n")
+    # Outside its sandbox: claude asks before it runs git commit.
+    _project(repo, CHAIN, script)
+    (repo / "swarmforge" / "swarmforge.toml").write_text(UNBOXED_CODER)
     code, report, _ = _rehearse(repo)
     assert code == 1
     problems = report["problems"]
@@ -266,7 +294,8 @@ def test_claude_runs_the_helpers_without_asking(repo: Path) -> None:
         "timeout = 120\nstall = 15\n[[roles.coder.turns]]\n"
         'run = ["ready_for_next.sh"]\nexpect = { output = ["NO_TASK"] }\n'
     )
-    # No --allowedTools: only the swarm's own --settings lets the helper through.
-    _project(repo, CHAIN.replace(" --allowedTools Bash", ""), script)
+    # Outside its sandbox, only the swarm's own --settings lets the helper through.
+    _project(repo, CHAIN, script)
+    (repo / "swarmforge" / "swarmforge.toml").write_text(UNBOXED_CODER)
     code, report, stderr = _rehearse(repo)
     assert code == 0, f"{report.get('problems')}\n{stderr}"

@@ -125,7 +125,8 @@ def test_an_existing_repository_gets_excludes_but_no_commit(repo: Path) -> None:
     (repo / ".git" / "info" / "exclude").write_text("*.log")  # no final newline
     ensure_repository(str(repo))
     assert git(repo, "rev-parse", "HEAD") == head
-    assert (repo / ".git" / "info" / "exclude").read_text() == "*.log\n.swarmforge/\n.worktrees/\n"
+    excluded = (repo / ".git" / "info" / "exclude").read_text()
+    assert excluded == "*.log\n.swarmforge/\n.worktrees/\n/tmp/\n"
 
 
 def test_first_commit_falls_back_to_a_swarmforge_identity(tmp_path: Path) -> None:

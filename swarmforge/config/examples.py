@@ -11,7 +11,7 @@ from pathlib import Path
 import tomli_w
 
 from swarmforge.config.roster import RoleSpec, SwarmConfig
-from swarmforge.layout import SWARMFORGE_DIR
+from swarmforge.layout import DRAFTS_DIR, SWARMFORGE_DIR
 
 REHEARSAL_FILE = Path(SWARMFORGE_DIR, "rehearse.toml")
 REHEARSED = ("claude", "codex")
@@ -31,22 +31,19 @@ REHEARSAL_HEAD = """\
 # with the real agent CLIs against a scripted model, on a throw-away copy of the
 # project, offline and for free. Each role plays its turns in order: turn 1 answers
 # the agent's opening prompt, every later turn the next message it gets (a wake-up).
-# Each string of `run` is one call of the agent's shell tool, in the role's worktree.
-# `expect` is checked when the turn ends: `output` (text the commands printed),
-# `sent` (roles it queued a handoff to), `completed` (handoffs it completed).
-# These turns commit and merge. codex's default sandbox keeps `.git` read-only, so
-# with a plain `codex` window line the commit fails here as it would in the real
-# swarm: give the role write access first (for example by adding
-# --dangerously-bypass-approvals-and-sandbox to its line); see docs/configuration.md.
+# Each string of `run` is one call of the agent's shell tool, in the role's worktree,
+# inside the agent's own sandbox, as in the real swarm. `expect` is checked when the
+# turn ends: `output` (text the commands printed), `sent` (roles it queued a handoff
+# to), `completed` (handoffs it completed). The turns keep the constitution's rules:
+# drafts in tmp/, the commit taken from ready_for_next.sh's `merge_and_process` line,
+# nothing under .swarmforge/ read or written.
 
 """
 
-# The commit named by the handoff in process (alone, or in a batch directory).
-_HANDED_COMMIT = (
-    "cat .swarmforge/handoffs/inbox/in_process/*.handoff "
-    ".swarmforge/handoffs/inbox/in_process/*/*.handoff 2>/dev/null "
-    "| sed -n 's/^commit: //p' | head -n 1"
-)
+# The commit of the git handoff in process, from ready_for_next.sh's printout, which
+# prints the item in process again when asked again.
+_HANDED_COMMIT = "ready_for_next.sh | sed -n 's/^merge_and_process [^ ]* //p' | head -n 1"
+DRAFTS = DRAFTS_DIR
 
 
 def settings(config: SwarmConfig) -> bytes:
@@ -61,18 +58,24 @@ def settings(config: SwarmConfig) -> bytes:
 
 
 def _pair(config: SwarmConfig) -> tuple[RoleSpec, RoleSpec] | None:
-    """The roles of the example: the coder (or the first agent role) and the next one."""
+    """The roles of the example: one that commits and hands its commit on, and one that
+    takes it. The one that commits works in a worktree of its own if any role does
+    (codex cannot commit in the main checkout in its sandbox): the coder if it can,
+    else the first such role; the other is the next agent role."""
     cast = [r for r in config.roles if r.agent in REHEARSED]
     if len(cast) < 2:
         return None
-    first = next((r for r in cast if r.name == "coder"), cast[0])
-    second = next(r for r in cast[cast.index(first) + 1 :] + cast if r is not first)
+    own = [r for r in cast if not r.in_main_checkout] or cast
+    first = next((r for r in own if r.name == "coder"), own[0])
+    rest = [r for r in cast if r is not first]
+    second = next((r for r in rest if not r.in_main_checkout), rest[0])
     return first, second
 
 
 def _draft(path: str, headers: str, *args: str) -> str:
     """A command that writes a handoff draft with printf, then hands it to the gate."""
-    return " ".join(["printf", f"'{headers}'", *args, ">", path, "&&", "swarm_handoff.sh", path])
+    write = ["printf", f"'{headers}'", *args, ">", path]
+    return " ".join(["mkdir", "-p", DRAFTS, "&&", *write, "&&", "swarm_handoff.sh", path])
 
 
 def rehearsal(config: SwarmConfig) -> bytes:
@@ -91,7 +94,7 @@ def rehearsal(config: SwarmConfig) -> bytes:
                         "echo 'hello from the rehearsal' > greeting.txt && git add greeting.txt"
                         " && git commit -q -m 'Add a greeting' && git log --oneline -1",
                         _draft(
-                            ".swarmforge/greeting.draft",
+                            f"{DRAFTS}/greeting.draft",
                             handoff,
                             '"$(git rev-parse --short=10 HEAD)"',
                         ),
@@ -106,18 +109,25 @@ def rehearsal(config: SwarmConfig) -> bytes:
                 },
             ]
         }
-        note = f"type: note\\nto: {maker.name}\\npriority: 50\\nmessage: merged the greeting\\n"
+        # A role in the main checkout reads the commit; one in a worktree merges it.
+        verb = "read" if taker.in_main_checkout else "merged"
+        take = (
+            f'git show "$({_HANDED_COMMIT})":greeting.txt'
+            if taker.in_main_checkout
+            else f'git merge --no-edit "$({_HANDED_COMMIT})" && cat greeting.txt'
+        )
+        note = f"type: note\\nto: {maker.name}\\npriority: 50\\nmessage: {verb} the greeting\\n"
         roles[taker.name] = {
             "turns": [
                 {"say": "Waiting for handoffs."},
                 {
                     "run": [
                         "ready_for_next.sh",
-                        f"git merge --no-edit $({_HANDED_COMMIT}) && cat greeting.txt",
-                        _draft(".swarmforge/answer.draft", note),
+                        take,
+                        _draft(f"{DRAFTS}/answer.draft", note),
                         "done_with_current.sh",
                     ],
-                    "say": f"Merged the greeting and told {maker.name}.",
+                    "say": f"Took the greeting and told {maker.name}.",
                     "expect": {
                         "output": [f"merge_and_process {maker.name}", "hello from the rehearsal"],
                         "sent": [maker.name],

@@ -10,9 +10,11 @@ from swarmforge.filewrite import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import FALLBACK_IDENTITY, git
 from swarmforge.git.lock import git_lock
-from swarmforge.layout import STATE_DIRS
+from swarmforge.layout import DRAFTS_DIR, STATE_DIRS
 
-EXCLUDED = tuple(f"{name}/" for name in STATE_DIRS)
+# Our state, and the agents' handoff drafts at the top of each checkout, which are
+# never work to commit (a `tmp/` deeper down is the project's own business).
+EXCLUDED = (*(f"{name}/" for name in STATE_DIRS), f"/{DRAFTS_DIR}/")
 
 
 def main_checkout(root: str) -> repo.Checkout:
@@ -48,7 +50,8 @@ def _spellings(pattern: str) -> set[str]:
 
 
 def ensure_excludes_locked(common_dir: str | os.PathLike[str]) -> bool:
-    """Add `.swarmforge/` and `.worktrees/` to info/exclude if missing; the caller holds the lock.
+    """Add `.swarmforge/`, `.worktrees/` and `/tmp/` to info/exclude if missing; the caller
+    holds the lock.
 
     info/exclude lives in the common git dir, so it applies to every worktree:
     mailboxes and state inside a worktree never show up as changes there either.

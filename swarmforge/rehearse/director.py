@@ -42,6 +42,11 @@ class Director:
         with self._lock:
             return all(stage.done() for stage in self.stages.values())
 
+    def failed(self) -> bool:
+        """True once a turn has ended with an expectation that did not hold."""
+        with self._lock:
+            return any(p.problems for stage in self.stages.values() for p in stage.played)
+
     def progress(self) -> dict[str, str]:
         """One line per role: how far it got."""
         with self._lock:

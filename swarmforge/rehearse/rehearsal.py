@@ -94,7 +94,8 @@ def _stalled(director: Director, limit: float, project: str, config: SwarmConfig
 def _wait(
     director: Director, script: Script, project: str, config: SwarmConfig, progress: Progress
 ) -> list[str]:
-    """Wait until every role has played its turns; the problems that ended the wait early."""
+    """Wait until every role has played its turns, or one turn failed its expectations;
+    the problems that ended the wait early."""
     deadline = time.monotonic() + script.timeout
     shown: dict[str, str] = {}
     while time.monotonic() < deadline:
@@ -104,6 +105,9 @@ def _wait(
                 shown[role] = line
         if director.finished():
             return []
+        if director.failed():
+            progress("a turn did not go as expected: stopping early")
+            return []  # the turn's problems are the director's to report
         stalled = _stalled(director, script.stall, project, config)
         if stalled:
             return stalled
@@ -142,6 +146,24 @@ def _play(
     return director, problems
 
 
+def _check_start(script: Script, script_path: str, backend: str) -> None:
+    """Refuse a script that can never start: a headless agent works only on a handoff, so
+    a headless rehearsal needs one to begin with."""
+    if backend == "headless" and not script.send:
+        raise SwarmforgeError(
+            f"{script_path}: a headless rehearsal can never start without a [[send]].",
+            hint="Headless agents work only on handoffs: add a [[send]] that gives one "
+            "its first task, or rehearse in tmux (the default), where each agent opens "
+            "with its prompt.",
+        )
+
+
+def _timed(progress: Progress) -> Progress:
+    """`progress` with each line led by the seconds since the rehearsal began."""
+    start = time.monotonic()
+    return lambda line: progress(f"[{time.monotonic() - start:5.1f} s] {line}")
+
+
 def rehearse(
     root: str,
     script_path: str,
@@ -156,6 +178,8 @@ def rehearse(
     config = load_config(root)
     _check_agents(config)
     check_roles(script, script_path, {r.name: r.agent for r in config.roles})
+    _check_start(script, script_path, backend)
+    progress = _timed(progress)
     work = tempfile.mkdtemp(prefix="swarmforge-rehearsal-")
     try:
         project = copy_project(root, Path(work, "project"))
