@@ -19,8 +19,8 @@ from swarmforge.doctor.check import Check
 from swarmforge.doctor.repository import check_repository
 from swarmforge.doctor.runstate import check_daemon, check_run
 from swarmforge.doctor.tools import check_git, check_python
-from tests.realagents import without_bwrap
-from tests.support import SWARMFORGE, VENV_BIN
+from tests.realagents import agents_path, without_bwrap
+from tests.support import SWARMFORGE, VENV_BIN, git
 
 
 @pytest.fixture
@@ -137,6 +137,32 @@ def test_claude_roles_outside_their_sandbox_or_without_its_tools_are_warned_of(
     assert found["claude sandbox"]["status"] == "warn"
     assert "bwrap" in found["claude sandbox"]["detail"]
     assert "apt-get install bubblewrap socat" in found["claude sandbox"]["fix"]
+
+
+@pytest.mark.slow
+def test_the_probe_proves_each_agents_sandbox_and_touches_nothing_of_the_project(
+    repo: Path, tmp_path: Path
+) -> None:
+    init(repo)
+    set_conf(repo, "window coder claude coder\nwindow cleaner codex cleaner\n")
+    status = git(repo, "status", "--porcelain")
+    path = f"{agents_path()}{VENV_BIN}:/usr/bin:/bin"
+    r = sf("doctor", "--probe", "--json", cwd=repo, home={"HOME": "/nonexistent", "PATH": path})
+    found = checks(r)
+    for agent in ("claude", "codex"):
+        assert found[f"{agent} sandbox probe"]["status"] == "ok", found[f"{agent} sandbox probe"]
+    assert "probing claude's sandbox" in r.stderr
+    # Without bubblewrap claude's sandbox cannot start: its commit is refused, and the
+    # fix says what to install. codex brings a sandbox of its own.
+    bare = f"{agents_path()}{VENV_BIN}:{without_bwrap(tmp_path / 'nobwrap')}"
+    r = sf("doctor", "--probe", "--json", cwd=repo, home={"HOME": "/nonexistent", "PATH": bare})
+    found = checks(r)
+    assert r.returncode == 1
+    assert found["claude sandbox probe"]["status"] == "FAIL"
+    assert "bubblewrap" in found["claude sandbox probe"]["fix"]
+    assert found["codex sandbox probe"]["status"] == "ok"
+    assert git(repo, "status", "--porcelain") == status
+    assert not (repo / ".worktrees").exists()
 
 
 def test_a_missing_agent_fails_naming_its_role(repo: Path, agents: Path) -> None:

@@ -164,7 +164,11 @@ HEADLESS = tomli_w.dumps(
 
 @pytest.mark.slow
 def test_the_same_chain_runs_headless(repo: Path) -> None:
-    _project(repo, CHAIN, HEADLESS)
+    # `claude -p` refuses, even in its sandbox, a command whose quoted text it cannot
+    # check (the handoff's printf of "$(git rev-parse ...)"), where an interactive
+    # claude runs it: the headless coder is given Bash.
+    coder = "window coder claude master --allowedTools Bash\n"
+    _project(repo, CHAIN.replace("window coder claude master\n", coder), HEADLESS)
     code, report, stderr = _rehearse(repo, "--backend", "headless")
     assert code == 0, f"{report.get('problems')}\n{stderr}"
     coder = _turns(report, "coder")

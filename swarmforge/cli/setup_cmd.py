@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 from swarmforge.cli.common import emit
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from swarmforge.config.scaffold import Scaffolded
+    from swarmforge.doctor.check import Check
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,6 +55,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "outside any project only the tools are checked and it is a warning.",
     )
     project_option(doctor)
+    doctor.add_argument(
+        "--probe",
+        action="store_true",
+        help="also prove each claude and codex sandbox the roles use: the agent, offline "
+        "against a scripted model in a scratch repository, commits in a worktree and must "
+        "fail to write outside it (a few seconds per agent)",
+    )
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     doctor.set_defaults(handler=_doctor)
 
@@ -104,11 +113,26 @@ def _doctor_root(option: str | None) -> tuple[str, bool]:
         return str(Path.cwd()), False
 
 
+def _probes(root: str, in_project: bool) -> list[Check]:
+    """A sandbox probe of each agent whose roles run in its sandbox, said as it starts."""
+    from swarmforge.doctor.agents import boxed_agents
+    from swarmforge.rehearse.sandboxprobe import probe
+
+    agents = boxed_agents(root) if in_project else []
+    found = []
+    for agent in agents:
+        print(f"probing {agent}'s sandbox...", file=sys.stderr, flush=True)
+        found.append(probe(agent))
+    return found
+
+
 def _doctor(ns: argparse.Namespace) -> int:
     from swarmforge.doctor.report import run_checks
 
     root, in_project = _doctor_root(ns.project)
     checks = run_checks(root, in_project=in_project)
+    if ns.probe:
+        checks += _probes(root, in_project)
     said = [f"project {root}" if in_project else f"no project found from {root}"]
     for check in checks:
         line = f"{check.status:4s}  {check.check:16s} {check.detail}"

@@ -11,6 +11,7 @@ from swarmforge.agents.claude.command import bypasses as claude_bypasses
 from swarmforge.agents.codex.sandbox import BYPASS as CODEX_BYPASS
 from swarmforge.agents.commands import find_executable
 from swarmforge.agents.homes import trust_key
+from swarmforge.config.conf import load_config
 from swarmforge.config.roster import RoleSpec, SwarmConfig
 from swarmforge.config.settings import SETTINGS_FILE, load_settings
 from swarmforge.doctor.check import Check
@@ -91,6 +92,23 @@ def check_sandboxes(root: str, config: SwarmConfig) -> list[Check]:
     if boxed_claude:
         found += check_claude_box()
     return found
+
+
+def boxed_agents(root: str) -> list[str]:
+    """claude and codex, each if a role of the project at `root` runs it in its sandbox."""
+    try:
+        config = load_config(root)
+        settings = load_settings(root, config.names)
+    except SwarmforgeError:
+        return []  # said by the checks of the configuration
+    found = {
+        role.agent
+        for role in config.roles
+        if role.agent in ("claude", "codex")
+        and settings.role(role.name).sandbox
+        and not _bypasses(role)
+    }
+    return sorted(found)
 
 
 def check_claude_box(path: str | None = None) -> list[Check]:
