@@ -7,14 +7,16 @@ turn at once. Measured:
 - `up`: from calling `up` to each agent's first model request;
 - wake-up: from `swarmforge send` queueing a handoff for an idle agent to that
   agent's next model request (gate, delivery, the daemon's wake-up, the agent's
-  own reaction), `--count` times per agent;
+  own reaction), `--count` times per agent. claude is woken through its own inbox
+  (its messaging socket), codex by typing into its pane;
 - baseline, measured in the same run and interleaved with the wake-ups: the same
   wake line pasted straight into the agent's pane and Enter pressed, as a person
   would (no gate, no daemon, no look at the agent's state), to the agent's next
   model request. The ratio shows what the swarm adds to the agent's own reaction
   time;
 - the state check alone: how long the daemon takes to judge that an agent is at
-  its idle prompt before it types a wake-up (daemon/wake.py), in the same run.
+  its idle prompt before it types a wake-up (daemon/wake.py), in the same run (what
+  a typed wake-up pays; one through an inbox needs none).
 
 Run: .venv/bin/python bench/wakeup.py [--count 20]
 """
@@ -69,11 +71,12 @@ def make_project(root: Path) -> str:
 
 
 def next_request(server: ModelServer, role: str, after: float) -> float:
-    """When `role`'s agent next opened a turn after `after` (time.time())."""
+    """When `role`'s agent next asked the model after `after` (time.time()): a new turn,
+    or, for a message its inbox took, the request that carries it."""
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
         for exchange in server.exchanges(role):
-            if exchange.new_turn and not exchange.side and exchange.at > after:
+            if not exchange.side and exchange.at > after:
                 return exchange.at
         time.sleep(0.002)
     raise SystemExit(f"{role} made no request within {TIMEOUT:.0f} s")

@@ -19,7 +19,7 @@ from swarmforge.config.scaffold import packs
 from swarmforge.daemon.wake import TmuxWaker
 from swarmforge.swarm.session.down import down
 from swarmforge.tmux.server import project_socket
-from tests.realagents import LiveSwarm, agents_path
+from tests.realagents import LiveSwarm, agents_path, tool_results
 from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -247,30 +247,33 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     assert daemons() == [] and tagging.tagged(str(repo)) == []
 
 
+# codex replays a snapshot of the user's interactive shell (~/.bashrc) before each
+# command it runs in its sandbox, after anything swarmforge can set; a ~/.bashrc that sets
+# PATH outright hides the helpers from it. Outside its sandbox it does not.
+CODEX_SNAPSHOT = pytest.mark.xfail(
+    strict=True, reason="codex 0.171 in its sandbox takes PATH from the user's ~/.bashrc"
+)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "agent", ["claude", pytest.param("codex", marks=CODEX_SNAPSHOT)], ids=["claude", "codex"]
+)
 def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
-    repo: Path, live: LiveSwarm, tmp_path: Path
+    repo: Path, live: LiveSwarm, tmp_path: Path, agent: str
 ) -> None:
-    make_swarm(repo, CHAIN, prompts={"coder": "Work.\n", "cleaner": "Work.\n"})
-    for role in ("coder", "cleaner"):
-        home = tmp_path / "homes" / role
-        home.mkdir(parents=True)
-        for start_up in (".bashrc", ".bash_profile", ".profile", ".zshrc"):
-            (home / start_up).write_text("export PATH=/usr/bin:/bin\n")
+    make_swarm(repo, f"window worker {agent} worker\n", prompts={"worker": "Work.\n"})
+    home = tmp_path / "homes" / "worker"
+    home.mkdir(parents=True)
+    for start_up in (".bashrc", ".bash_profile", ".profile", ".zshrc"):
+        (home / start_up).write_text("export PATH=/usr/bin:/bin\n")
     where = "command -v ready_for_next.sh swarmforge || echo MISSING"
-    live.first = [where, where]
+    live.first = [where]
     live.up()
     bin_dir = repo / ".swarmforge" / "bin"
-
-    def found() -> list[str]:
-        return [
-            e.role
-            for e in live.server.exchanges()
-            if f"{bin_dir}/swarmforge" in (e.tool_output or "")
-        ]
-
-    retry_until(lambda: sorted(found()) == ["cleaner", "coder"], timeout=30)
-    assert not any("MISSING" in (e.tool_output or "") for e in live.server.exchanges())
+    retry_until(lambda: tool_results(live, "worker") != [], timeout=30)
+    said = tool_results(live, "worker")[0]
+    assert f"{bin_dir}/swarmforge" in said and "MISSING" not in said, said
 
 
 @pytest.mark.slow

@@ -86,6 +86,12 @@ class Agent:
         scripts' directory, first on every role's PATH), finding it on `path`; by default
         nothing."""
 
+    def inbox(self, temp_dir: str) -> str | None:
+        """The Unix socket through which the agent, started with `temp_dir` as its own
+        temporary directory, takes a message as its next turn without a keystroke (see
+        agents/inbox.py); None if it has none."""
+        return None
+
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         """The argv that starts the agent of `role`."""
         return [role.agent, *role.extra_args, launch.prompt_text]

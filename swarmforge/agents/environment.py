@@ -113,9 +113,11 @@ def make_temp_dir(root: str, role: str) -> str:
             f"{base} is not a directory of yours that only you may enter",
             hint="Remove it (or make it yours, mode 0700), then start again.",
         )
-    temp = temp_dir(root, role)
-    Path(temp).mkdir(parents=True, exist_ok=True)
-    return temp
+    temp = Path(temp_dir(root, role))
+    for directory in (temp.parent, temp):
+        directory.mkdir(mode=0o700, exist_ok=True)
+        directory.chmod(0o700)  # whatever the umask: claude keeps its inbox socket here
+    return str(temp)
 
 
 def remove_temp_dirs(root: str) -> None:

@@ -3,11 +3,14 @@
 A wake-up is a courtesy, never part of delivery: the daemon calls these only
 after the copy is in place, and a failure is logged and retried, never undone.
 
-A wake-up typed into an agent's terminal never answers for a person: it is typed
-only while the agent sits at its idle prompt. While the agent works, or shows a
-dialog (an approval, a trust or login question: state `waiting`), the wake-up is
-held and looked at again until the agent is back at its prompt; the screen is read
-once more just before each keystroke, so a dialog that opened meanwhile gets none.
+An agent with an inbox of its own (claude's messaging socket, agents/inbox.py) is
+woken through it: the agent takes the line as its next turn, and never as an answer
+to a dialog. Otherwise the wake-up is typed into its terminal, and that never answers
+for a person: it is typed only while the agent sits at its idle prompt. While the
+agent works, or shows a dialog (an approval, a trust or login question: state
+`waiting`), the wake-up is held and looked at again until the agent is back at its
+prompt; the screen is read once more just before each keystroke, so a dialog that
+opened meanwhile gets none.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from swarmforge import times
+from swarmforge.agents import inbox
+from swarmforge.agents.environment import temp_dir
+from swarmforge.agents.registry import agent
 from swarmforge.agents.screen import prompt_line
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy, spawn
@@ -91,6 +98,8 @@ class TmuxWaker(Waker):
     def wake(self, role: str, entry: RoleEntry, root: str) -> bool:
         if not self.tmux.has_session(entry.session):
             return False  # a role without a session (headless) has nothing to wake
+        if self._to_inbox(role, entry, root):
+            return True
         if not self.background:
             self._judged(role, root)
             if not self.submit(entry.session, WAKE_LINE):
@@ -103,6 +112,22 @@ class TmuxWaker(Waker):
         threading.Thread(
             target=self._submit_in_background, args=(role, entry.session, root), daemon=True
         ).start()
+        return True
+
+    def _to_inbox(self, role: str, entry: RoleEntry, root: str) -> bool:
+        """Hand the wake line to the agent's own inbox; False if it has none listening."""
+        path = agent(entry.agent).inbox(temp_dir(root, role))
+        if path is None:
+            return False
+        # claude drops a text it has already taken: each wake-up says when it was sent.
+        line = f"{WAKE_LINE} (mail at {times.precise()})"
+        try:
+            inbox.send(path, line)
+        except OSError as exc:
+            # An agent still starting, or one whose CLI has no inbox: typed instead.
+            self.log.debug("no inbox of %s at %s (%s): typing the wake-up", role, path, exc)
+            return False
+        self.log.info("woke %s through its agent's inbox", role)
         return True
 
     def _judged(self, role: str, root: str) -> None:

@@ -35,7 +35,19 @@ def exchange(role: str, request: Json, at: float) -> Exchange:
     if last.get("role") == "user" and not results:
         return Exchange(role, "anthropic", True, text(content), None, side, at)
     output = "\n".join(text(b.get("content")) for b in results) if results else None
-    return Exchange(role, "anthropic", False, "", output, side, at)
+    # A message claude's inbox took while a tool ran follows the results as a "system"
+    # entry ("Another Claude session sent a message while you were working: ...").
+    return Exchange(role, "anthropic", False, _notes_after(request), output, side, at)
+
+
+def _notes_after(request: Json) -> str:
+    """The text of the "system" entries after the last message of the conversation."""
+    notes: list[str] = []
+    for entry in reversed(request.get("messages") or []):
+        if entry.get("role") != "system":
+            break
+        notes.insert(0, text(blocks(entry.get("content"))))
+    return "\n".join(notes)
 
 
 def side_format(request: Json) -> Any:

@@ -25,7 +25,9 @@ class Exchange:
     role: str
     api: Api
     new_turn: bool  # the last input is a user message (a prompt, a wake-up), not a tool result
-    user_text: str  # the last user message's text; "" when continuing a turn
+    # The last user message's text; continuing a turn, the notes after the results (a
+    # message claude's inbox took meanwhile).
+    user_text: str
     tool_output: str | None  # the tool results' text when continuing a turn
     side: bool  # not the agent's main loop: answered here, never passed to `decide`
     at: float  # time.time() on arrival

@@ -33,6 +33,9 @@ class Claude(Agent):
     def __init__(self) -> None:
         super().__init__("claude")
 
+    def inbox(self, temp_dir: str) -> str | None:
+        return command.inbox_path(temp_dir)
+
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         return command.interactive_argv(role, launch)
 

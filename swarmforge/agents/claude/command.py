@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Launch, title
@@ -42,6 +43,9 @@ from swarmforge.layout import SCRIPTS
 if TYPE_CHECKING:
     from swarmforge.config.roster import RoleSpec
 
+
+MESSAGING = "--messaging-socket-path"
+INBOX = "inbox.sock"  # in the role's temporary directory, a path short enough for a socket
 
 # What in a role's own arguments takes claude out of its sandbox's rules.
 BYPASS = ("--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
@@ -91,6 +95,19 @@ def _settings(launch: Launch) -> list[str]:
     return ["--settings", launch_settings(launch)]
 
 
+def inbox_path(temp_dir: str) -> str:
+    """Where an interactive claude started with `temp_dir` listens for messages."""
+    return str(Path(temp_dir, INBOX))
+
+
+def _inbox(role: RoleSpec, launch: Launch) -> list[str]:
+    """claude's cross-session messaging socket, at a path swarmforge knows (agents/inbox.py),
+    unless the role's own arguments choose one."""
+    if not launch.temp_dir or any(a.startswith(MESSAGING) for a in role.extra_args):
+        return []
+    return [MESSAGING, inbox_path(launch.temp_dir)]
+
+
 def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
     """The argv of an interactive claude for `role`."""
     return [
@@ -102,6 +119,7 @@ def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
         "-n",
         title(role),
         *_settings(launch),
+        *_inbox(role, launch),
         *role.extra_args,
         "--",
         launch.prompt_text,
