@@ -78,6 +78,17 @@ def up_working(
     return live.up(path=path), outside
 
 
+def unbypassed(record: SessionRecord, role: str, agent: str) -> list[list[str]]:
+    """The command lines of `role`'s `agent` processes, checked to carry no bypass flag."""
+    found = record.role(role)
+    assert found is not None
+    argvs = agent_argvs(agent, found.path)
+    assert argvs, f"no {agent} process found"
+    for argv in argvs:
+        assert not set(argv) & set(BYPASSES), argv
+    return argvs
+
+
 def boxed(live: LiveSwarm, repo: Path, role: str, outside: list[Path]) -> str:
     """Wait for `role`'s first command; check it worked and wrote nothing outside."""
     retry_until(lambda: len(tool_results(live, role)) == 1, timeout=60)
@@ -100,12 +111,7 @@ def test_codex_commits_and_hands_over_in_its_sandbox_and_writes_nothing_outside(
     record, outside = up_working(live, "cleaner", "codex", tmp_path, path)
     said = boxed(live, repo, "cleaner", outside)
     assert "Read-only file system" in said
-    cleaner = record.role("cleaner")
-    assert cleaner is not None
-    argvs = agent_argvs("codex", cleaner.path)
-    assert argvs, "no codex process found"
-    for argv in argvs:
-        assert not set(argv) & set(BYPASSES), argv
+    for argv in unbypassed(record, "cleaner", "codex"):
         assert argv[argv.index("--sandbox") + 1] == "workspace-write"
 
 
@@ -117,12 +123,7 @@ def test_claude_commits_and_hands_over_in_its_sandbox_and_writes_nothing_outside
     needs_bwrap(True)
     record, outside = up_working(live, "coder", "claude", tmp_path)
     boxed(live, repo, "coder", outside)
-    coder = record.role("coder")
-    assert coder is not None
-    argvs = agent_argvs("claude", coder.path)
-    assert argvs, "no claude process found"
-    for argv in argvs:
-        assert not set(argv) & set(BYPASSES), argv
+    unbypassed(record, "coder", "claude")
 
 
 @pytest.mark.slow
