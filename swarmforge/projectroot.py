@@ -18,6 +18,15 @@ ANYWHERE = (SWARM, CONFIG, CHECKOUT)  # a project of any kind, as `doctor` looks
 NOT_FOUND = "Cannot find SwarmForge project root"  # no swarm from here (tests match it)
 
 
+def project_digest(root: str) -> str:
+    """A short name of the project at `root`, the same whichever way its path is spelt:
+    its private tmux socket's and its agents' temporary directories' (12 hex digits of
+    a SHA-256 of its real path)."""
+    import hashlib  # only when asked: not on the helpers' start-up path
+
+    return hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
+
+
 def git_dir_of(top: str) -> str | None:
     """The git dir of the worktree whose top is `top`: its `.git` directory, or where its
     `.git` file's `gitdir:` line points (relative to the file, as git 2.48's

@@ -26,7 +26,6 @@ environment (`rolerecord.role_env`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import stat
@@ -38,6 +37,7 @@ from swarmforge.config.rolerecord import RoleRecord, role_vars
 from swarmforge.config.settings import RoleSettings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy
+from swarmforge.projectroot import project_digest
 
 TEMP_ROOT = "/tmp"  # not $TMPDIR, which may be long: see the module's docstring
 
@@ -93,8 +93,7 @@ def temp_base() -> Path:
 
 def project_temp(root: str) -> Path:
     """The directory of the temporary directories of the agents of the project at `root`."""
-    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-    return temp_base() / digest
+    return temp_base() / project_digest(root)
 
 
 def temp_dir(root: str, role: str) -> str:

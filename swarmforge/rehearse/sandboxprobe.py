@@ -17,12 +17,12 @@ can run a program.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmforge import text
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.sandbox import link_helper
 from swarmforge.agents.commands import headless_argv
@@ -30,13 +30,12 @@ from swarmforge.agents.environment import BASE, allowed
 from swarmforge.config.conf import parse_config
 from swarmforge.doctor.check import Check
 from swarmforge.git.command import git
-from swarmforge.proc import popen
+from swarmforge.proc import popen, spawn
 from swarmforge.proc.popen import DEVNULL, PIPE, STDOUT
 from swarmforge.rehearse.agentenv import agent_env
 from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Exchange, Reply
 
-PROBED = ("claude", "codex")
 PROMPT = "Run the probe."
 PREFIX = "swarmforge-probe-"
 TIMEOUT = 60.0  # seconds for one agent to start, run the command and answer
@@ -81,7 +80,7 @@ def probe(agent: str, path: str | None = None) -> Check:
     """Prove `agent`'s sandbox here: a commit in a worktree works, writes outside fail."""
     name = f"{agent} sandbox probe"
     search = path if path is not None else os.environ.get("PATH", "")
-    if shutil.which(agent, path=search) is None:
+    if spawn.which(agent, search) is None:
         return Check(name, "warn", f"cannot run: {agent} is not on PATH", f"install {agent}")
     with tempfile.TemporaryDirectory(prefix=PREFIX, ignore_cleanup_errors=True) as work:
         scratch = _scratch(Path(work))
@@ -104,9 +103,11 @@ def probe(agent: str, path: str | None = None) -> Check:
         detail = f"its command wrote outside its worktree: {', '.join(escaped)}"
         return Check(name, "FAIL", detail, "do not give it a bypass flag or sandbox = false")
     if not made:
-        shown = (outputs[0] if outputs else said).strip().splitlines()[-3:]
+        # The agent's own words, shown escaped: they reach the terminal.
+        last = (outputs[0] if outputs else said).strip().splitlines()[-3:]
         detail = "a git commit in a worktree did not run in its sandbox"
-        return Check(name, "FAIL", f"{detail} ({' / '.join(shown) or 'no output'})", FIXES[agent])
+        said_last = text.shown(" / ".join(last)) or "no output"
+        return Check(name, "FAIL", f"{detail} ({said_last})", FIXES[agent])
     return Check(name, "ok", "commits in a worktree; writes outside it fail")
 
 

@@ -6,14 +6,13 @@ touched. Arguments reach tmux as an argv list, never through a shell.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shlex
 import time
 from collections.abc import Callable
 
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import liveness, spawn
+from swarmforge.projectroot import project_digest
 from swarmforge.tmux.spec import SessionSpec, argument, check, command_argv
 from swarmforge.waiting import wait_until
 
@@ -36,8 +35,7 @@ LOST_SERVER_TRIES = 5
 
 def project_socket(root: str) -> str:
     """The name of the project's private tmux socket (`tmux -L NAME`)."""
-    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-    return f"swarmforge-{digest}"
+    return f"swarmforge-{project_digest(root)}"
 
 
 class Tmux:
