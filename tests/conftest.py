@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +14,13 @@ if TYPE_CHECKING:
 
 from tests.realagents import LiveSwarm, require_cli
 from tests.support import Project, copy_tree, make_template, nothing_left
+
+# Keep Python's bytecode cache on for the suite even where PYTHONDONTWRITEBYTECODE is set:
+# without it each test worker rewrites every test module anew, and each of the hundreds of
+# swarmforge processes the tests start compiles the package anew (measured: 40% of the
+# default run's CPU time on a fresh clone).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture(scope="session", autouse=True)
