@@ -1,7 +1,7 @@
 """What each agent's sandbox, as swarmforge fits it to a role's worktree, costs one command.
 
 codex: a `git status` in a role's worktree is run plainly and through `codex sandbox`
-with the role's options (workspace-write, the worktree's git directories writable, /tmp
+with the role's permission profile (the worktree and its git directories writable, /tmp
 not), interleaved, several times each. `codex sandbox` starts codex's own program before
 bubblewrap and the command, as codex does for every command of a session, so the
 difference is what each command of a codex agent pays.
@@ -31,7 +31,7 @@ from pathlib import Path
 from _common import git  # bench/ is the script's directory, first on sys.path
 
 from swarmforge.agents.agent import Launch
-from swarmforge.agents.codex.sandbox import link_helper, sandbox_args
+from swarmforge.agents.codex.sandbox import PROFILE, link_helper, sandbox_args
 from swarmforge.agents.commands import headless_argv
 from swarmforge.config.conf import parse_config
 from swarmforge.rehearse.agentenv import agent_env
@@ -136,10 +136,8 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="swarmforge-bench-sandbox-") as work:
         _, tree, temp = project(work)
-        options = sandbox_args(tree, str(temp), [], interactive=False)
-        # `codex sandbox` takes the sandbox mode as a setting rather than --sandbox.
-        mode = options.index("--sandbox")
-        config = ["-c", f'sandbox_mode="{options[mode + 1]}"', *options[mode + 2 :]]
+        # `codex sandbox` names the profile to apply (-P) besides the role's settings.
+        config = ["-C", tree, "-P", PROFILE, *sandbox_args(tree, str(temp), [], interactive=False)]
         helpers = Path(work, "bin")  # as up's .swarmforge/bin: codex-linux-sandbox for bwrap
         helpers.mkdir()
         link_helper(str(helpers), str(Path(codex).parent))

@@ -76,11 +76,10 @@ def test_the_helper_settings_allow_exactly_the_helper_scripts() -> None:
 def test_codex_is_started_as_swarmforge_starts_it_without_a_login_shell() -> None:
     shell = ["-c", "allow_login_shell=false", *CODEX_REPORTS]
     box = sandbox_args(TREE, "", [], interactive=True)
-    assert box[:2] == ["--sandbox", "workspace-write"] and box[-2:] == [
+    assert box[:2] == ["-c", 'default_permissions="swarmforge"'] and box[-2:] == [
         "--ask-for-approval",
         "never",
     ]
-    assert "sandbox_workspace_write.exclude_slash_tmp=true" in box
     assert agent_argv(role("window coder codex coder"), LAUNCH) == [
         "codex",
         "-C",

@@ -112,7 +112,7 @@ def test_tmux_agents_get_their_flags_for_unattended_use(swarm: Swarm) -> None:
         prompts.instruction_text("fixer"),
     ]
     # In its sandbox, without approval prompts, never with a bypass.
-    assert fixer[fixer.index("--sandbox") + 1] == "workspace-write"
+    assert 'default_permissions="swarmforge"' in fixer and "--sandbox" not in fixer
     assert fixer[fixer.index("--ask-for-approval") + 1] == "never"
     assert swarm.command("tests", "tmux") == swarm.loop("tests")
 

@@ -15,21 +15,45 @@ import os
 from pathlib import Path
 
 from swarmforge.git.command import run as run_git
+from swarmforge.layout import WORKTREES_DIR
+
+
+def git_dirs(worktree: str) -> tuple[str, str] | None:
+    """The git directory of `worktree` and its common directory, both absolute; None if it
+    is no git checkout. The two are one for the main checkout."""
+    found = run_git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+    if not found.ok:
+        return None
+    git_dir, common_dir = found.stdout.decode().splitlines()[:2]
+    # normpath: ".." taken off lexically, as git itself reads the path
+    return os.path.normpath(git_dir), os.path.normpath(Path(worktree, common_dir))
 
 
 def git_roots(worktree: str) -> list[str]:
     """The git directories a commit, merge or rebase in `worktree` writes; [] if it is no
     git checkout. A checkout's own `.git` (the main checkout) is not among them: making it
     writable would open its hooks and config too."""
-    found = run_git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir")
-    if not found.ok:
+    dirs = git_dirs(worktree)
+    if dirs is None:
         return []
-    git_dir, common_dir = found.stdout.decode().splitlines()[:2]
-    common = os.path.normpath(Path(worktree, common_dir))  # normpath: ".." taken off lexically
+    git_dir, common = dirs
     roots = [str(Path(common, name)) for name in ("objects", "refs", "logs")]
-    if os.path.normpath(git_dir) != common:
+    if git_dir != common:
         roots.insert(0, git_dir)
     return roots
+
+
+def read_only(worktree: str) -> list[str]:
+    """What stays read-only to a role working in the main checkout `worktree`, although
+    inside what it writes: of `.git`, what would make git run a program (`hooks/`,
+    `config`) and git's records of the other worktrees; and the other roles' worktrees.
+    [] for a role in a worktree of its own, where none of these is inside what it writes."""
+    dirs = git_dirs(worktree)
+    if dirs is None or dirs[0] != dirs[1]:
+        return []
+    common = dirs[1]
+    protected = [str(Path(common, name)) for name in ("hooks", "config", "worktrees")]
+    return [*protected, str(Path(worktree, WORKTREES_DIR))]
 
 
 def writable(worktree: str, temp_dir: str) -> list[str]:

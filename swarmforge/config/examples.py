@@ -59,14 +59,13 @@ def settings(config: SwarmConfig) -> bytes:
 
 def _pair(config: SwarmConfig) -> tuple[RoleSpec, RoleSpec] | None:
     """The roles of the example: one that commits and hands its commit on, and one that
-    takes it. The one that commits works in a worktree of its own if any role does
-    (codex cannot commit in the main checkout in its sandbox): the coder if it can,
-    else the first such role; the other is the next agent role."""
+    takes it. The one that commits is the coder if there is one, else the first agent
+    role; the other is the next agent role in a worktree of its own (it merges the
+    commit), else the next agent role."""
     cast = [r for r in config.roles if r.agent in REHEARSED]
     if len(cast) < 2:
         return None
-    own = [r for r in cast if not r.in_main_checkout] or cast
-    first = next((r for r in own if r.name == "coder"), own[0])
+    first = next((r for r in cast if r.name == "coder"), cast[0])
     rest = [r for r in cast if r is not first]
     second = next((r for r in rest if not r.in_main_checkout), rest[0])
     return first, second

@@ -64,8 +64,8 @@ def _bypasses(role: RoleSpec) -> list[str]:
 
 
 def check_sandboxes(root: str, config: SwarmConfig) -> list[Check]:
-    """A warning for each claude or codex role that runs outside its sandbox, or cannot
-    commit in it, and for a claude sandbox this machine cannot start."""
+    """A warning for each claude or codex role that runs outside its sandbox, and for a
+    claude sandbox this machine cannot start."""
     try:
         settings = load_settings(root, config.names)
     except SwarmforgeError:
@@ -86,9 +86,6 @@ def check_sandboxes(root: str, config: SwarmConfig) -> list[Check]:
             found.append(Check(name, "warn", detail, f"remove {bypass[0]} from its line"))
         elif role.agent == "claude":
             boxed_claude = True
-        elif role.in_main_checkout:
-            detail = "works in the main checkout, whose .git stays read-only in its sandbox"
-            found.append(Check(name, "warn", detail, "give it a worktree if it commits"))
     if boxed_claude:
         found += check_claude_box()
     return found

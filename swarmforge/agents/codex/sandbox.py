@@ -1,14 +1,21 @@
 """codex's own sandbox, fitted to a role's worktree: what it may write, and its helper.
 
-codex runs each shell command of a `workspace-write` session inside bubblewrap, where
-the worktree is writable and git's directories are not, so `git commit` fails there
-("index.lock: Read-only file system"). A role's codex is given, as extra writable
-roots, exactly the git directories a commit, merge or rebase in its worktree writes:
-the worktree's own git directory (`.git/worktrees/<name>`: its index, HEAD and logs)
-and the common directory's `objects`, `refs` and `logs`; never `hooks/` or `config`
-(agents/sandbox.py, shared with claude's box). Its approval policy is `never`: what
-the box allows runs without a prompt, and what it does not fails instead of waiting
-for a person.
+codex runs each shell command inside bubblewrap, with what its permission profile
+allows. swarmforge gives each codex role a profile of its own (`-c
+default_permissions="swarmforge"` and that profile's filesystem rules): everything
+readable, and writable only the role's worktree, the git directories a commit, merge
+or rebase there writes (agents/sandbox.py, shared with claude's box), and the role's
+temporary directory. codex itself keeps a `.git`, `.codex` and `.agents` directly under
+a writable path read-only. In a linked worktree the git directories are the worktree's
+own (`.git/worktrees/<name>`: its index, HEAD and logs) and the common directory's
+`objects`, `refs` and `logs`. In the main checkout a commit writes `.git` itself, so
+`.git` is made writable there, with what `sandbox.read_only` names (its hooks and
+config, the other roles' worktrees) still read-only.
+
+A profile given on the command line wins over a `sandbox_mode` in the user's or a
+repository's codex configuration (codex 0.171), so neither can switch the box off. Its
+approval policy is `never`: what the box allows runs without a prompt, and what it does
+not fails instead of waiting for a person.
 
 Where Debian's `bwrap` is installed, codex runs it with `codex-linux-sandbox` as the
 program inside, looked up on PATH, and the npm package installs no program of that
@@ -18,14 +25,16 @@ in the helpers' directory, first on every role's PATH.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarmforge.agents.sandbox import writable
+from swarmforge.agents.sandbox import git_dirs, read_only, writable
 from swarmforge.proc import spawn
 
 HELPER = "codex-linux-sandbox"
+PROFILE = "swarmforge"
 # The flags with which a role's own arguments choose codex's sandbox, or its approvals.
 BYPASS = ("--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto")
 OWN_SANDBOX = ("-s", "--sandbox", *BYPASS)
@@ -34,6 +43,18 @@ OWN_APPROVALS = ("-a", "--ask-for-approval", *BYPASS)
 
 def _chooses(extra_args: Sequence[str], flags: tuple[str, ...]) -> bool:
     return any(arg.split("=", 1)[0] in flags for arg in extra_args)
+
+
+def filesystem(worktree: str, temp_dir: str) -> dict[str, str]:
+    """The filesystem rules of codex's profile for a role in `worktree` with its own
+    `temp_dir`: each path's access, a rule for a path inside another one winning."""
+    access = {"/": "read", worktree: "write"}
+    access.update(dict.fromkeys(writable(worktree, temp_dir), "write"))
+    dirs = git_dirs(worktree)
+    if dirs is not None and dirs[0] == dirs[1]:  # the main checkout: a commit writes .git
+        access[dirs[1]] = "write"
+    access.update(dict.fromkeys(read_only(worktree), "read"))
+    return access
 
 
 def sandbox_args(
@@ -45,11 +66,13 @@ def sandbox_args(
     (`extra_args`) choose it."""
     args = []
     if not _chooses(extra_args, OWN_SANDBOX):
-        roots = ", ".join(f'"{root}"' for root in writable(worktree, temp_dir))
-        args += ["--sandbox", "workspace-write"]
-        args += ["-c", f"sandbox_workspace_write.writable_roots=[{roots}]"]
-        args += ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
-        args += ["-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"]
+        # TOML's basic strings read JSON's escapes: a path with a quote stays one key.
+        rules = ", ".join(
+            f"{json.dumps(path)} = {json.dumps(access)}"
+            for path, access in filesystem(worktree, temp_dir).items()
+        )
+        args += ["-c", f'default_permissions="{PROFILE}"']
+        args += ["-c", f"permissions.{PROFILE}.filesystem={{{rules}}}"]
     if interactive and not _chooses(extra_args, OWN_APPROVALS):
         args += ["--ask-for-approval", "never"]
     return args
