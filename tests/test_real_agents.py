@@ -247,18 +247,8 @@ def test_down_ends_every_process_of_the_run_codex_daemon_included(
     assert daemons() == [] and tagging.tagged(str(repo)) == []
 
 
-# codex replays a snapshot of the user's interactive shell (~/.bashrc) before each
-# command it runs in its sandbox, after anything swarmforge can set; a ~/.bashrc that sets
-# PATH outright hides the helpers from it. Outside its sandbox it does not.
-CODEX_SNAPSHOT = pytest.mark.xfail(
-    strict=True, reason="codex 0.171 in its sandbox takes PATH from the user's ~/.bashrc"
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "agent", ["claude", pytest.param("codex", marks=CODEX_SNAPSHOT)], ids=["claude", "codex"]
-)
+@pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
     repo: Path, live: LiveSwarm, tmp_path: Path, agent: str
 ) -> None:

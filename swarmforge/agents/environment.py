@@ -10,7 +10,8 @@ when its role is given it. An agent gets:
   `CLAUDE_*`, codex's `OPENAI_*` and `CODEX_*`, ...);
 - what its role's table of swarmforge.toml passes on (`pass_env`) or sets (`env`);
 - what swarmforge sets for the role (`role_vars`: its name, port, run tags, the helpers
-  on PATH), its own temporary directory as TMPDIR, and what `up`'s caller gave the role.
+  on PATH), its own temporary directory as TMPDIR, SHLVL as a terminal's shell has it,
+  and what `up`'s caller gave the role.
 
 The temporary directory, `/tmp/swarmforge-<uid>/<project>/<role>` (`<project>`: a
 digest of the project's path), is writable in the role's sandbox where the rest of
@@ -40,6 +41,11 @@ from swarmforge.proc import policy
 from swarmforge.projectroot import project_digest
 
 TEMP_ROOT = "/tmp"  # not $TMPDIR, which may be long: see the module's docstring
+# bash reads ~/.bashrc even when it is not interactive if it is the first shell (SHLVL
+# unset) and its input is a socket, taking itself to be started by sshd; codex gives the
+# shells of its commands a socket for input, and a ~/.bashrc that sets PATH would hide
+# the helpers from them. An agent started from a terminal inherits its shell's SHLVL.
+SHELL_LEVEL = {"SHLVL": "1"}
 
 # What any program in a terminal needs, and nothing that grants anything.
 BASE = (
@@ -130,5 +136,5 @@ def agent_env(
     """The environment of `role`'s agent (and of an exec role's commands)."""
     patterns = (*BASE, *agent(role.agent).env_vars, *settings.pass_env)
     temp = make_temp_dir(root, role.name)
-    own = {"TMPDIR": temp, **settings.env, **role_vars(root, run_id, role)}
+    own = {"TMPDIR": temp, **SHELL_LEVEL, **settings.env, **role_vars(root, run_id, role)}
     return policy.environment(allowed(os.environ, patterns), own)
