@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
+import threading
 from pathlib import Path
 
 from swarmforge.config.alertsettings import NotifySettings
@@ -43,20 +43,28 @@ def test_a_crossed_budget_notifies_by_default() -> None:
 
 
 def test_each_event_notifies_once_and_a_burst_once(tmp_path: Path) -> None:
-    out = tmp_path / "notes"
+    out, go = tmp_path / "notes", tmp_path / "go"
     problems: list[str] = []
+    # The command waits for `go`, which is made only once both feeds have returned.
+    waits = f'while [ ! -e {go} ]; do sleep 0.05; done; exec "$@"'
     alerts = Alerts(
-        [sys.executable, "-c", RECORDER, str(out)],
+        ["sh", "-c", waits, "sh", sys.executable, "-c", RECORDER, str(out)],
         ["handoff-failed", "exited"],
         cwd=str(tmp_path),
         log=problems.append,
         burst=0.2,
     )
     failed = [{"ts": f"t{n}", "kind": "handoff-failed", "name": f"{n}.handoff"} for n in range(5)]
-    started = time.monotonic()
-    alerts.feed([*failed, {"ts": "t9", "kind": "handoff-delivered"}])
-    alerts.feed([{"ts": "t10", "kind": "agent-exited", "role": "qa", "exit_code": 3}])
-    assert time.monotonic() - started < 0.2, "feeding never waits for a command"
+
+    def feed() -> None:
+        alerts.feed([*failed, {"ts": "t9", "kind": "handoff-delivered"}])
+        alerts.feed([{"ts": "t10", "kind": "agent-exited", "role": "qa", "exit_code": 3}])
+
+    feeding = threading.Thread(target=feed, daemon=True)
+    feeding.start()
+    feeding.join(timeout=30)
+    assert not feeding.is_alive(), "feeding waited for a command"
+    go.touch()
     retry_until(lambda: len(recorded(out)) == 2)
     alerts.wait()
     notes = sorted(recorded(out), key=lambda n: str(n["trigger"]))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from swarmforge import __version__
+from swarmforge.cli import parser
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
 from tests.support import BIN, SWARMFORGE, Project, run_cli, script_env
@@ -23,6 +28,33 @@ def test_help_and_version(tmp_path: Path) -> None:
     r = sf("ready", "--help", cwd=tmp_path)
     assert r.returncode == 0 and "--mode" in r.stdout and "--json" in r.stdout
     assert sf(cwd=tmp_path).returncode == 1
+
+
+def choices(built: argparse.ArgumentParser) -> list[str]:
+    actions = [a for a in built._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(actions[0].choices)
+
+
+def test_the_parser_lists_every_command_with_the_module_that_adds_it() -> None:
+    # A command builds only its own module's parser: the tables must say each truly.
+    assert choices(parser.build()) == list(parser.PUBLIC)
+    assert choices(parser.build_internal()) == list(parser.INTERNAL)
+    for table, add in ((parser.PUBLIC, "add"), (parser.INTERNAL, "add_internal")):
+        for module in {m for m in table.values() if m is not None}:
+            alone = argparse.ArgumentParser()
+            sub = alone.add_subparsers()
+            getattr(importlib.import_module(f"swarmforge.cli.{module}"), add)(sub)
+            assert list(sub.choices) == [n for n, m in table.items() if m == module], module
+
+
+@pytest.mark.parametrize("command", ["status", "role-loop"])
+def test_a_command_s_help_is_its_own_and_a_mistyped_one_lists_the_public_ones(
+    tmp_path: Path, command: str
+) -> None:
+    r = sf(command, "--help", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith(f"usage: swarmforge {command} ")
+    r = sf("statu", cwd=tmp_path)
+    assert r.returncode == 2 and "'status', 'gc'" in r.stderr and "role-loop" not in r.stderr
 
 
 def test_python_m_swarmforge(project: Project) -> None:

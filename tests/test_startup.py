@@ -140,9 +140,9 @@ def test_the_helpers_import_only_their_listed_modules_and_cheap_standard_ones(
 
 
 def test_building_the_command_line_imports_no_command_s_work() -> None:
-    # Every `swarmforge` command builds the whole parser; a command module that imports
-    # its work at the top makes every other command pay for it (a quarter of a second
-    # once, when one imported the headless runner).
+    # `--help` and a mistyped command build the whole parser, and a command its own
+    # module's; a command module that imports its work at the top makes them pay for it
+    # (a quarter of a second once, when one imported the headless runner).
     program = (
         "import sys\n"
         "from swarmforge.cli import parser\n"

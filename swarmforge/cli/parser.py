@@ -7,8 +7,9 @@ Nothing is caught here: a subcommand's failure is raised through `run` to
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from swarmforge import __version__
 
@@ -34,87 +35,90 @@ def _helpers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def build() -> argparse.ArgumentParser:
-    """The `swarmforge` argument parser."""
-    from swarmforge.cli import (
-        daemon_cmd,
-        decide_cmd,
-        demo_cmd,
-        gc_cmd,
-        port_cmd,
-        run_cmd,
-        runs_cmd,
-        session_cmd,
-        setup_cmd,
-        status_cmd,
-    )
+# Each public subcommand and the module of swarmforge.cli whose `add` puts it on the
+# parser, in the order `--help` lists them (None: the helpers, added here); then the
+# entry points a run's own processes are started with, and their modules' `add_internal`.
+PUBLIC: dict[str, str | None] = {
+    "handoff": None,
+    "ready": None,
+    "done": None,
+    "daemon": "daemon_cmd",
+    "up": "session_cmd",
+    "down": "session_cmd",
+    "status": "status_cmd",
+    "gc": "gc_cmd",
+    "port": "port_cmd",
+    "run": "run_cmd",
+    "runs": "runs_cmd",
+    "tail": "runs_cmd",
+    "approve": "decide_cmd",
+    "reject": "decide_cmd",
+    "demo": "demo_cmd",
+    "init": "setup_cmd",
+    "doctor": "setup_cmd",
+    "rehearse": "rehearse_cmd",
+    "send": "send_cmd",
+    "trust": "trust_cmd",
+    "events": "events_cmd",
+    "attach": "attach_cmd",
+    "watch": "watch_cmd",
+    "cockpit": "cockpit_cmd",
+    "repair": "repair_cmd",
+    "worker": "worker_cmd",
+}
+INTERNAL: dict[str, str] = {
+    "role-loop": "processes_cmd",
+    "supervise": "processes_cmd",
+    "pane": "processes_cmd",
+    "agent-state": "hooks_cmd",
+    "notify-send": "hooks_cmd",
+    "bell": "hooks_cmd",
+    "run-worker": "run_cmd",
+}
 
+
+def _modules(table: Mapping[str, str | None], only: str | None) -> list[str | None]:
+    """The modules that add `only` (every command if None), each once, in order."""
+    return list(dict.fromkeys(table.values() if only is None else [table[only]]))
+
+
+def build(only: str | None = None) -> argparse.ArgumentParser:
+    """The `swarmforge` argument parser: with every command, or with only the module of
+    the command `only` (a command then pays for no other command's parser)."""
     parser = argparse.ArgumentParser(
         prog="swarmforge", description="Run a swarm of coding agents on one git repository."
     )
     parser.add_argument("--version", action="version", version=f"swarmforge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _helpers(sub)
-    daemon_cmd.add(sub)
-    session_cmd.add(sub)
-    status_cmd.add(sub)
-    gc_cmd.add(sub)
-    port_cmd.add(sub)
-    run_cmd.add(sub)
-    runs_cmd.add(sub)
-    decide_cmd.add(sub)
-    demo_cmd.add(sub)
-    setup_cmd.add(sub)
-    from swarmforge.cli import rehearse_cmd
-
-    rehearse_cmd.add(sub)
-    from swarmforge.cli import send_cmd
-
-    send_cmd.add(sub)
-    from swarmforge.cli import trust_cmd
-
-    trust_cmd.add(sub)
-    from swarmforge.cli import events_cmd
-
-    events_cmd.add(sub)
-    from swarmforge.cli import attach_cmd
-
-    attach_cmd.add(sub)
-    from swarmforge.cli import watch_cmd
-
-    watch_cmd.add(sub)
-    from swarmforge.cli import cockpit_cmd
-
-    cockpit_cmd.add(sub)
-    from swarmforge.cli import repair_cmd
-
-    repair_cmd.add(sub)
-    from swarmforge.cli import worker_cmd
-
-    worker_cmd.add(sub)
+    for module in _modules(PUBLIC, only):
+        if module is None:
+            _helpers(sub)
+        else:
+            importlib.import_module(f"swarmforge.cli.{module}").add(sub)
     return parser
 
 
-def build_internal() -> tuple[argparse.ArgumentParser, frozenset[str]]:
-    """The parser of the entry points a run's own processes are started with, and their names.
+def build_internal(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of the entry points a run's own processes are started with (`only`'s
+    module, or all of them).
 
     Kept apart from `build` so that neither `--help` nor the error for a mistyped
     command lists them; they still run as `swarmforge NAME ...`.
     """
-    from swarmforge.cli import hooks_cmd, processes_cmd, run_cmd
-
     parser = argparse.ArgumentParser(prog="swarmforge")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    processes_cmd.add_internal(sub)
-    hooks_cmd.add_internal(sub)
-    run_cmd.add_internal(sub)
-    return parser, frozenset(sub.choices)
+    for module in _modules(INTERNAL, only):
+        importlib.import_module(f"swarmforge.cli.{module}").add_internal(sub)
+    return parser
 
 
 def run(args: list[str]) -> int:
     """Parse `args` and run the subcommand."""
-    internal, names = build_internal()
-    parser = internal if args[:1] and args[0] in names else build()
+    first = args[0] if args else ""
+    if first in INTERNAL:
+        parser = build_internal(first)
+    else:
+        parser = build(first if first in PUBLIC else None)
     ns = parser.parse_args(args)
     handler: Callable[[argparse.Namespace], int] | None = getattr(ns, "handler", None)
     if handler is None:
