@@ -16,7 +16,7 @@ import pytest
 from swarmforge.agents.agent import Invocation, Launch, headless_prompt
 from swarmforge.agents.claude.command import launch_settings
 from swarmforge.agents.codex.command import CODEX_REPORTS
-from swarmforge.agents.codex.sandbox import sandbox_args
+from swarmforge.agents.codex.sandbox import link_helper, sandbox_args
 from swarmforge.agents.environment import temp_dir
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import load_config
@@ -360,7 +360,12 @@ def _failed_once(repo: Path, loop: ExecRole) -> None:
 
 def _agent_env(home: Path, **extra: str) -> dict[str, str]:
     home.mkdir()
-    path = f"{BIN}:{VENV_BIN}:/usr/bin:/bin"
+    # As `up` gives a role: codex's sandbox helper linked first on PATH (codex starts it
+    # through a system bwrap as soon as a session starts).
+    helpers = home.parent / "helpers"
+    helpers.mkdir()
+    link_helper(str(helpers), str(Path(require_cli("codex")).parent))
+    path = f"{helpers}:{BIN}:{VENV_BIN}:/usr/bin:/bin"
     return {"PATH": path, "HOME": str(home), "SWARMFORGE_ROLE": "coder", **extra}
 
 

@@ -67,12 +67,12 @@ def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path
     head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
     code, report, stderr = _rehearse(repo)
     assert code == 0, f"{report.get('problems')}\n{stderr}"
-    # The example `init` wrote: the cleaner, in its worktree, commits and hands over; the
-    # coder, in the main checkout, reads the commit and answers.
+    # The example `init` wrote: the coder, claude in the main checkout, commits and hands
+    # over; the cleaner, codex in its worktree, merges the commit and answers.
     coder, cleaner = _turns(report, "coder"), _turns(report, "cleaner")
-    assert cleaner[0]["sent"] == ["coder"] and cleaner[1]["received"] == ["coder"]
-    assert coder[1]["received"] == ["cleaner"] and coder[1]["sent"] == ["cleaner"]
-    assert "hello from the rehearsal" in " ".join(coder[1]["outputs"])  # type: ignore[arg-type]
+    assert coder[0]["sent"] == ["cleaner"] and coder[1]["received"] == ["cleaner"]
+    assert cleaner[1]["received"] == ["coder"] and cleaner[1]["sent"] == ["coder"]
+    assert "hello from the rehearsal" in " ".join(cleaner[1]["outputs"])  # type: ignore[arg-type]
     # The user's own project is never touched: everything ran on a copy.
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
     assert not (repo / ".worktrees").exists() and not (repo / ".swarmforge").exists()

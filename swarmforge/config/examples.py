@@ -71,9 +71,17 @@ def _pair(config: SwarmConfig) -> tuple[RoleSpec, RoleSpec] | None:
     return first, second
 
 
-def _draft(path: str, headers: str, *args: str) -> str:
-    """A command that writes a handoff draft with printf, then hands it to the gate."""
-    write = ["printf", f"'{headers}'", *args, ">", path]
+def _draft(path: str, headers: str, last: str | None = None) -> str:
+    """A command that writes a handoff draft with printf, ending with the file `last` if
+    given, then hands it to the gate. (No command substitution in quotes: claude asks a
+    person before a command whose quoted text it cannot check.)"""
+    write = [
+        "printf",
+        f"'{headers}'",
+        ">",
+        path,
+        *(["&&", "cat", last, ">>", path] if last else []),
+    ]
     return " ".join(["mkdir", "-p", DRAFTS, "&&", *write, "&&", "swarm_handoff.sh", path])
 
 
@@ -83,20 +91,16 @@ def rehearsal(config: SwarmConfig) -> bytes:
     roles: dict[str, object] = {}
     if pair is not None:
         maker, taker = pair
-        handoff = (
-            f"type: git_handoff\\nto: {taker.name}\\npriority: 50\\ntask: greeting\\ncommit: %s\\n"
-        )
+        handoff = f"type: git_handoff\\nto: {taker.name}\\npriority: 50\\ntask: greeting\\ncommit: "
+        commit = f"{DRAFTS}/greeting.commit"
         roles[maker.name] = {
             "turns": [
                 {
                     "run": [
                         "echo 'hello from the rehearsal' > greeting.txt && git add greeting.txt"
                         " && git commit -q -m 'Add a greeting' && git log --oneline -1",
-                        _draft(
-                            f"{DRAFTS}/greeting.draft",
-                            handoff,
-                            '"$(git rev-parse --short=10 HEAD)"',
-                        ),
+                        f"mkdir -p {DRAFTS} && git rev-parse --short=10 HEAD > {commit}",
+                        _draft(f"{DRAFTS}/greeting.draft", handoff, commit),
                     ],
                     "say": f"Committed the greeting and handed it to {taker.name}.",
                     "expect": {"output": ["HANDOFF QUEUED"], "sent": [taker.name]},
