@@ -2,7 +2,10 @@
 
 Everything a run starts carries SWARMFORGE_RUN_ID and SWARMFORGE_PROJECT in its
 environment, so processes that escaped their parent (a dev server started with
-`&` or `setsid`) are still found. A zombie counts as dead everywhere.
+`&` or `setsid`) are still found. A program an agent starts with an environment of
+its own keeps at most the agent's TMPDIR, which is the project's (codex starts a
+helper of its sandbox so, and the helper outlives a killed codex): such a process is
+the project's too. A zombie counts as dead everywhere.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 
 import psutil
 
+from swarmforge.tempdirs import project_temp
 from swarmforge.waiting import wait_until
 
 RUN_TAG = "SWARMFORGE_RUN_ID"
@@ -31,8 +35,10 @@ def _exempt() -> set[int]:
 
 
 def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
-    """Live processes tagged with this project (and run, if given), this process excepted."""
+    """Live processes tagged with this project (and run, if given), this process excepted;
+    without a run, the untagged ones in its agents' temporary directories too."""
     project = os.path.realpath(root)
+    temp = f"{project_temp(root)}{os.sep}"
     exempt = _exempt()
     found = []
     for proc in psutil.process_iter():
@@ -40,7 +46,10 @@ def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
             continue
         try:
             env = proc.environ()
-            if env.get(PROJECT_TAG) != project or (run_id and env.get(RUN_TAG) != run_id):
+            if PROJECT_TAG in env or run_id:
+                if env.get(PROJECT_TAG) != project or (run_id and env.get(RUN_TAG) != run_id):
+                    continue
+            elif not env.get("TMPDIR", "").startswith(temp):
                 continue
             if proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)

@@ -87,6 +87,36 @@ def test_a_headless_chain_of_exec_roles_relays_work_then_goes_down(repo: Path) -
     assert sessionrecord.load(str(repo)).state == "stopped"  # type: ignore[union-attr]
 
 
+# Starts a process that keeps only the role's TMPDIR of its environment and leaves its
+# session, as codex starts the helper of its sandbox; it outlives the command.
+STRAY = (
+    "window maker exec maker task sh -c "
+    '\'env -i TMPDIR="$TMPDIR" PATH=/usr/bin:/bin setsid sleep 300 < /dev/null '
+    "> /dev/null 2>&1 & echo $! > stray.pid'\n"
+)
+
+
+def test_down_ends_a_process_an_agent_started_with_an_environment_of_its_own(
+    repo: Path,
+) -> None:
+    make_swarm(repo, STRAY)
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    record = sessionrecord.load(str(repo))
+    assert record is not None
+    try:
+        kick(record, "maker", "someone")
+        retry_until(lambda: len(completed(record, "maker")) == 1, timeout=30)
+        role = record.role("maker")
+        assert role is not None
+        stray = psutil.Process(int((Path(role.path) / "stray.pid").read_text()))
+        assert "SWARMFORGE_PROJECT" not in stray.environ()  # untagged: found by its TMPDIR
+        assert stray in tagging.tagged(str(repo)) and tagging.tagged(str(repo), "other") == []
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+    assert not liveness.is_alive(stray.pid)
+    nothing_left(repo)
+
+
 def test_a_failing_exec_command_is_retried_then_completed_as_failed(repo: Path) -> None:
     make_swarm(repo, "window flaky exec flaky task sh -c 'echo run >> runs.txt; exit 3'\n")
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0

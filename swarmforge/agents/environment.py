@@ -38,9 +38,8 @@ from swarmforge.config.rolerecord import RoleRecord, role_vars
 from swarmforge.config.settings import RoleSettings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy
-from swarmforge.projectroot import project_digest
+from swarmforge.tempdirs import project_temp, temp_base
 
-TEMP_ROOT = "/tmp"  # not $TMPDIR, which may be long: see the module's docstring
 # bash reads ~/.bashrc even when it is not interactive if it is the first shell (SHLVL
 # unset) and its input is a socket, taking itself to be started by sshd; codex gives the
 # shells of its commands a socket for input, and a ~/.bashrc that sets PATH would hide
@@ -90,16 +89,6 @@ def allowed(environ: Mapping[str, str], patterns: Iterable[str]) -> dict[str, st
     """The variables of `environ` that `patterns` allow."""
     kept = tuple(patterns)
     return {name: value for name, value in environ.items() if matches(name, kept)}
-
-
-def temp_base() -> Path:
-    """The user's own directory above every project's agents' temporary directories."""
-    return Path(TEMP_ROOT, f"swarmforge-{os.getuid()}")
-
-
-def project_temp(root: str) -> Path:
-    """The directory of the temporary directories of the agents of the project at `root`."""
-    return temp_base() / project_digest(root)
 
 
 def temp_dir(root: str, role: str) -> str:
