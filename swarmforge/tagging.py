@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 
 import psutil
 
@@ -34,28 +35,45 @@ def _exempt() -> set[int]:
     return {me.pid, *(p.pid for p in me.parents())}
 
 
-def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
-    """Live processes tagged with this project (and run, if given), this process excepted;
-    without a run, the untagged ones in its agents' temporary directories too."""
-    project = os.path.realpath(root)
-    temp = f"{project_temp(root)}{os.sep}"
+def _living(wanted: Callable[[dict[str, str]], bool]) -> list[psutil.Process]:
+    """Live processes whose environment is `wanted`, this process and its ancestors excepted."""
     exempt = _exempt()
     found = []
     for proc in psutil.process_iter():
         if proc.pid in exempt:
             continue
         try:
-            env = proc.environ()
-            if PROJECT_TAG in env or run_id:
-                if env.get(PROJECT_TAG) != project or (run_id and env.get(RUN_TAG) != run_id):
-                    continue
-            elif not env.get("TMPDIR", "").startswith(temp):
-                continue
-            if proc.status() != psutil.STATUS_ZOMBIE:
+            if wanted(proc.environ()) and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
         except psutil.Error:
             continue  # gone meanwhile, or not ours to read
     return found
+
+
+def _in_temp(env: dict[str, str], temp_dir: str) -> bool:
+    """True if `env` has no tags of ours and its TMPDIR is `temp_dir` or inside it."""
+    temp = env.get("TMPDIR", "")
+    return PROJECT_TAG not in env and (temp == temp_dir or temp.startswith(temp_dir + os.sep))
+
+
+def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
+    """Live processes tagged with this project (and run, if given), this process excepted;
+    without a run, the untagged ones in its agents' temporary directories too."""
+    project = os.path.realpath(root)
+    temp = str(project_temp(root))
+
+    def wanted(env: dict[str, str]) -> bool:
+        if run_id is None and _in_temp(env, temp):
+            return True
+        return env.get(PROJECT_TAG) == project and (not run_id or env.get(RUN_TAG) == run_id)
+
+    return _living(wanted)
+
+
+def strays(temp_dir: str) -> list[psutil.Process]:
+    """Live processes without our tags whose TMPDIR is `temp_dir` (or inside it): what an
+    agent with that temporary directory started with an environment of its own."""
+    return _living(lambda env: _in_temp(env, temp_dir))
 
 
 def tree(pid: int) -> list[psutil.Process]:

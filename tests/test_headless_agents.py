@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import tagging
 from swarmforge.agents.agent import Invocation, Launch, headless_prompt
 from swarmforge.agents.claude.command import launch_settings
 from swarmforge.agents.codex.command import CODEX_REPORTS
@@ -366,7 +367,10 @@ def _agent_env(home: Path, **extra: str) -> dict[str, str]:
     helpers.mkdir()
     link_helper(str(helpers), str(Path(require_cli("codex")).parent))
     path = f"{helpers}:{BIN}:{VENV_BIN}:/usr/bin:/bin"
-    return {"PATH": path, "HOME": str(home), "SWARMFORGE_ROLE": "coder", **extra}
+    temp = home.parent / "tmp"  # the role's own TMPDIR, as `up` gives it
+    temp.mkdir()
+    env = {"PATH": path, "HOME": str(home), "TMPDIR": str(temp), "SWARMFORGE_ROLE": "coder"}
+    return {**env, **extra}
 
 
 @pytest.mark.slow
@@ -415,7 +419,12 @@ def test_real_codex_takes_the_headless_command_line(
     )
     log = tmp_path / "coder.log"
     loop = _real_agent_loop(repo, "codex", env, log)
-    _failed_once(repo, loop)
+    try:
+        _failed_once(repo, loop)
+    finally:
+        # codex leaves the helper of its sandbox running, which the loop ends with the
+        # item, and `down` if one starts later; with no swarm here, the test does.
+        tagging.terminate(tagging.strays(env["TMPDIR"]))
     asked = refusals.bodies("/v1/responses")
     assert len(asked) >= 1 + RETRIES
     said = json.dumps(json.loads(asked[-1])["input"])

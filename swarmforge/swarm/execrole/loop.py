@@ -6,6 +6,7 @@ import logging
 import os
 from pathlib import Path
 
+from swarmforge import tagging
 from swarmforge.agents.agent import Invocation
 from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.errors import SwarmforgeError
@@ -95,6 +96,7 @@ class ExecRole:
                 input=invocation.stdin,
                 output=self.output,
             )
+            self._end_strays()
             if code == 0 or self.stopping or not os.path.lexists(work.path):
                 break
             self.log.warning(
@@ -107,6 +109,17 @@ class ExecRole:
                 1 + RETRIES,
             )
         return code
+
+    def _end_strays(self) -> None:
+        """End what the command left running without our tags in the role's temporary
+        directory: a helper an agent started with an environment of its own (codex's
+        sandbox helper outlives `codex exec`). What it left running with our tags (a
+        server in the background) is the role's until `down`."""
+        temp = self.env.get("TMPDIR")
+        left = tagging.strays(temp) if temp else []
+        if left:
+            tagging.terminate(left)
+            self.log.info("%s: ended %d process(es) its command left behind", self.name, len(left))
 
     def serve(self) -> None:
         """Handle items as they arrive until `stopping` is set."""
