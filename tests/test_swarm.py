@@ -97,14 +97,20 @@ STRAY = (
 )
 
 
-def test_what_an_agent_started_with_an_environment_of_its_own_is_ended(repo: Path) -> None:
-    make_swarm(repo, STRAY)
+def one_item_done(repo: Path, conf: str, role: str) -> sessionrecord.SessionRecord:
+    """A headless swarm of `conf` up, with one item handed to `role` and completed."""
+    make_swarm(repo, conf)
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
     record = sessionrecord.load(str(repo))
     assert record is not None
+    kick(record, role, "someone")
+    retry_until(lambda: len(completed(record, role)) == 1, timeout=30)
+    return record
+
+
+def test_what_an_agent_started_with_an_environment_of_its_own_is_ended(repo: Path) -> None:
     try:
-        kick(record, "maker", "someone")
-        retry_until(lambda: len(completed(record, "maker")) == 1, timeout=30)
+        record = one_item_done(repo, STRAY, "maker")
         role = record.role("maker")
         assert role is not None
         # A headless role's loop ends it as soon as the item's command is over.
@@ -127,13 +133,9 @@ def test_what_an_agent_started_with_an_environment_of_its_own_is_ended(repo: Pat
 
 
 def test_a_failing_exec_command_is_retried_then_completed_as_failed(repo: Path) -> None:
-    make_swarm(repo, "window flaky exec flaky task sh -c 'echo run >> runs.txt; exit 3'\n")
-    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
-    record = sessionrecord.load(str(repo))
-    assert record is not None
+    flaky = "window flaky exec flaky task sh -c 'echo run >> runs.txt; exit 3'\n"
     try:
-        kick(record, "flaky", "someone")
-        retry_until(lambda: len(completed(record, "flaky")) == 1, timeout=30)
+        record = one_item_done(repo, flaky, "flaky")
         done = message.read(str(completed(record, "flaky")[0]))
         assert (done.get("outcome"), done.get("exit_code")) == ("failed", "3")
         role = record.role("flaky")
