@@ -86,7 +86,8 @@ def test_the_rehearsal_init_writes_passes_on_every_pack(repo: Path, pack: str) -
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "swarm")
     code, report, stderr = _rehearse(repo)
-    assert code == 0, f"{report.get('problems')}\n{stderr}"
+    # On a failure, every turn's commands and their output too, to say why.
+    assert code == 0, f"{report.get('problems')}\n{json.dumps(report.get('roles'))}\n{stderr}"
 
 
 def test_a_headless_rehearsal_that_could_never_start_is_refused_at_once(repo: Path) -> None:
