@@ -7,56 +7,43 @@ git directory, `.git/worktrees/<name>`: index, HEAD and logs; and the common
 directory's `objects`, `refs` and `logs`; never `hooks/` nor `config`), and the role's
 own temporary directory. The main checkout's files, other roles' worktrees and the
 user's home stay read-only to it.
+
+In the main checkout a commit writes `.git` itself (its index and HEAD, and the lock
+files beside them). Of it, what would make git run a program (`hooks/`, `config`) and
+git's records of the other worktrees stay read-only, as do the other roles' worktrees
+under `.worktrees/`, although they lie inside what such a role writes.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from swarmforge.git.command import run as run_git
 from swarmforge.layout import WORKTREES_DIR
 
 
-def git_dirs(worktree: str) -> tuple[str, str] | None:
-    """The git directory of `worktree` and its common directory, both absolute; None if it
-    is no git checkout. The two are one for the main checkout."""
+@dataclass(frozen=True)
+class Fit:
+    """A role's box, worked out once for its worktree."""
+
+    writable: list[str]  # besides the worktree: its git directories and temporary directory
+    read_only: list[str]  # inside what it writes, yet read-only (the main checkout's)
+    main_git: str | None  # the main checkout's `.git`, which a commit there writes
+
+
+def fit(worktree: str, temp_dir: str) -> Fit:
+    """The box of a role working in `worktree` with its own `temp_dir` ("" for none)."""
+    temp = [temp_dir] if temp_dir else []
     found = run_git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir")
     if not found.ok:
-        return None
+        return Fit(temp, [], None)  # no git checkout: nothing of git's to write
     git_dir, common_dir = found.stdout.decode().splitlines()[:2]
     # normpath: ".." taken off lexically, as git itself reads the path
-    return os.path.normpath(git_dir), os.path.normpath(Path(worktree, common_dir))
-
-
-def git_roots(worktree: str) -> list[str]:
-    """The git directories a commit, merge or rebase in `worktree` writes; [] if it is no
-    git checkout. A checkout's own `.git` (the main checkout) is not among them: making it
-    writable would open its hooks and config too."""
-    dirs = git_dirs(worktree)
-    if dirs is None:
-        return []
-    git_dir, common = dirs
+    git_dir, common = os.path.normpath(git_dir), os.path.normpath(Path(worktree, common_dir))
     roots = [str(Path(common, name)) for name in ("objects", "refs", "logs")]
     if git_dir != common:
-        roots.insert(0, git_dir)
-    return roots
-
-
-def read_only(worktree: str) -> list[str]:
-    """What stays read-only to a role working in the main checkout `worktree`, although
-    inside what it writes: of `.git`, what would make git run a program (`hooks/`,
-    `config`) and git's records of the other worktrees; and the other roles' worktrees.
-    [] for a role in a worktree of its own, where none of these is inside what it writes."""
-    dirs = git_dirs(worktree)
-    if dirs is None or dirs[0] != dirs[1]:
-        return []
-    common = dirs[1]
+        return Fit([git_dir, *roots, *temp], [], None)
     protected = [str(Path(common, name)) for name in ("hooks", "config", "worktrees")]
-    return [*protected, str(Path(worktree, WORKTREES_DIR))]
-
-
-def writable(worktree: str, temp_dir: str) -> list[str]:
-    """What a role working in `worktree` may write besides it: its git directories and its
-    own temporary directory (if it has one)."""
-    return [*git_roots(worktree), *([temp_dir] if temp_dir else [])]
+    return Fit([*roots, *temp], [*protected, str(Path(worktree, WORKTREES_DIR))], common)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Launch, title
 from swarmforge.agents.claude.hooks import state_hooks
-from swarmforge.agents.sandbox import read_only, writable
+from swarmforge.agents.sandbox import fit
 from swarmforge.layout import SCRIPTS
 
 if TYPE_CHECKING:
@@ -67,11 +67,11 @@ def helper_settings() -> str:
 def sandbox_settings(worktree: str, temp_dir: str) -> dict[str, object]:
     """claude's `sandbox` settings for a role working in `worktree` with its own `temp_dir`.
     (claude lets a role in the main checkout write its `.git` but for the hooks and
-    config; `read_only` adds the other roles' worktrees.)"""
-    filesystem = {"allowWrite": writable(worktree, temp_dir)}
-    denied = read_only(worktree)
-    if denied:
-        filesystem["denyWrite"] = denied
+    config; the fit's read-only paths add the other roles' worktrees.)"""
+    box = fit(worktree, temp_dir)
+    filesystem = {"allowWrite": box.writable}
+    if box.read_only:
+        filesystem["denyWrite"] = box.read_only
     return {
         "enabled": True,
         "autoAllowBashIfSandboxed": True,

@@ -9,7 +9,7 @@ temporary directory. codex itself keeps a `.git`, `.codex` and `.agents` directl
 a writable path read-only. In a linked worktree the git directories are the worktree's
 own (`.git/worktrees/<name>`: its index, HEAD and logs) and the common directory's
 `objects`, `refs` and `logs`. In the main checkout a commit writes `.git` itself, so
-`.git` is made writable there, with what `sandbox.read_only` names (its hooks and
+`.git` is made writable there, with what `sandbox.fit` keeps read-only (its hooks and
 config, the other roles' worktrees) still read-only.
 
 A profile given on the command line wins over a `sandbox_mode` in the user's or a
@@ -30,7 +30,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarmforge.agents.sandbox import git_dirs, read_only, writable
+from swarmforge.agents.sandbox import fit
 from swarmforge.proc import spawn
 
 HELPER = "codex-linux-sandbox"
@@ -48,12 +48,12 @@ def _chooses(extra_args: Sequence[str], flags: tuple[str, ...]) -> bool:
 def filesystem(worktree: str, temp_dir: str) -> dict[str, str]:
     """The filesystem rules of codex's profile for a role in `worktree` with its own
     `temp_dir`: each path's access, a rule for a path inside another one winning."""
+    box = fit(worktree, temp_dir)
     access = {"/": "read", worktree: "write"}
-    access.update(dict.fromkeys(writable(worktree, temp_dir), "write"))
-    dirs = git_dirs(worktree)
-    if dirs is not None and dirs[0] == dirs[1]:  # the main checkout: a commit writes .git
-        access[dirs[1]] = "write"
-    access.update(dict.fromkeys(read_only(worktree), "read"))
+    access.update(dict.fromkeys(box.writable, "write"))
+    if box.main_git is not None:
+        access[box.main_git] = "write"
+    access.update(dict.fromkeys(box.read_only, "read"))
     return access
 
 
