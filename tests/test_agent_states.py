@@ -18,7 +18,6 @@ from swarmforge.agents.claude.hooks import from_claude
 from swarmforge.agents.codex import hooks as codexhooks
 from swarmforge.agents.codex.agent import Codex
 from swarmforge.agents.codex.hooks import from_codex
-from swarmforge.agents.environment import temp_dir
 from swarmforge.agents.hints import Hint
 from swarmforge.agents.registry import agent
 from swarmforge.agents.reports import last_report
@@ -31,6 +30,7 @@ from swarmforge.daemon.wake import WAKE_LINE
 from swarmforge.errors import CorruptFile
 from swarmforge.swarm.session.down import down as swarm_down
 from swarmforge.swarm.session.up import up as swarm_up
+from swarmforge.tempdirs import temp_dir
 from swarmforge.tmux.server import project_socket
 from tests.realagents import (
     LiveSwarm,

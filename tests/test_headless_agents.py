@@ -18,7 +18,6 @@ from swarmforge.agents.agent import Invocation, Launch, headless_prompt
 from swarmforge.agents.claude.command import launch_settings
 from swarmforge.agents.codex.command import CODEX_REPORTS
 from swarmforge.agents.codex.sandbox import link_helper, sandbox_args
-from swarmforge.agents.environment import temp_dir
 from swarmforge.config import prompts, sessionrecord
 from swarmforge.config.conf import load_config
 from swarmforge.config.roster import SwarmConfig
@@ -31,6 +30,7 @@ from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.swarm import placement, rolecommand
 from swarmforge.swarm.execrole.itemcommand import item_command
 from swarmforge.swarm.execrole.loop import RETRIES, ExecRole
+from swarmforge.tempdirs import temp_dir
 from tests.realagents import require_cli
 from tests.support import BIN, VENV_BIN, Project, make_swarm
 

@@ -13,12 +13,10 @@ when its role is given it. An agent gets:
   on PATH), its own temporary directory as TMPDIR, SHLVL as a terminal's shell has it,
   and what `up`'s caller gave the role.
 
-The temporary directory, `/tmp/swarmforge-<uid>/<project>/<role>` (`<project>`: a
-digest of the project's path), is writable in the role's sandbox where the rest of
-/tmp is not, and lies outside the repository, where no git command run in a checkout
-reaches it. Its path is kept short: claude's sandbox makes its proxies' Unix sockets
-there, and a socket's path may not exceed 107 bytes. The directory above the projects
-is the user's own (mode 0700), or swarmforge refuses to use it.
+The temporary directory (where: tempdirs.py) is writable in the role's sandbox where
+the rest of /tmp is not, and lies outside the repository, where no git command run in
+a checkout reaches it. The directory above the projects is the user's own (mode 0700),
+or swarmforge refuses to use it.
 
 The bootstrap `setup` commands of a new worktree are the user's own and keep the whole
 environment (`rolerecord.role_env`).
@@ -38,7 +36,7 @@ from swarmforge.config.rolerecord import RoleRecord, role_vars
 from swarmforge.config.settings import RoleSettings
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy
-from swarmforge.tempdirs import project_temp, temp_base
+from swarmforge.tempdirs import project_temp, temp_base, temp_dir
 
 # bash reads ~/.bashrc even when it is not interactive if it is the first shell (SHLVL
 # unset) and its input is a socket, taking itself to be started by sshd; codex gives the
@@ -89,11 +87,6 @@ def allowed(environ: Mapping[str, str], patterns: Iterable[str]) -> dict[str, st
     """The variables of `environ` that `patterns` allow."""
     kept = tuple(patterns)
     return {name: value for name, value in environ.items() if matches(name, kept)}
-
-
-def temp_dir(root: str, role: str) -> str:
-    """The temporary directory of `role`'s agent (its TMPDIR; `agent_env` makes it)."""
-    return str(project_temp(root) / role)
 
 
 def make_temp_dir(root: str, role: str) -> str:

@@ -22,12 +22,12 @@ from collections.abc import Callable
 
 from swarmforge import times
 from swarmforge.agents import inbox
-from swarmforge.agents.environment import temp_dir
 from swarmforge.agents.registry import agent
 from swarmforge.agents.screen import prompt_line
 from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import policy, spawn
 from swarmforge.roletable import RoleEntry
+from swarmforge.tempdirs import temp_dir
 from swarmforge.text import shown
 from swarmforge.tmux.server import Tmux, project_socket
 from swarmforge.waiting import wait_until

@@ -9,7 +9,7 @@ from pathlib import Path
 from swarmforge import filewrite
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
-from swarmforge.agents.environment import agent_env, temp_dir
+from swarmforge.agents.environment import agent_env
 from swarmforge.agents.registry import agent
 from swarmforge.config import prompts, rolerecord, sessionrecord
 from swarmforge.config.conf import role_prompt_path
@@ -20,6 +20,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import run as run_git
 from swarmforge.layout import BIN_DIR
 from swarmforge.swarm import placement
+from swarmforge.tempdirs import temp_dir
 
 
 def write_instructions(root: str, config: SwarmConfig) -> None:
