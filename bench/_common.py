@@ -1,4 +1,5 @@
-"""What the benchmarks share: git run with a fixed identity and no user configuration."""
+"""What the benchmarks share: git run with a fixed identity and no user configuration, and
+one timed run of a command."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ GIT_ENV = {
     "HOME": "/nonexistent",
     "PATH": "/usr/bin:/bin",
 }
+
+
+def timed(argv: list[str], cwd: Path | str, env: dict[str, str] | None = None) -> float:
+    """Seconds one run of `argv` in `cwd` took; stops the benchmark if it failed."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-500:]}")
+    return elapsed
 
 
 def git(cwd: Path | str, *args: str) -> str:

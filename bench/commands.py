@@ -18,10 +18,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import git, timed  # bench/ is the script's directory, first on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 SWARMFORGE = str(REPO / ".venv" / "bin" / "swarmforge")
@@ -47,12 +46,6 @@ def project(work: Path) -> Path:
     for args in (["up", "--backend", "headless"], ["down"]):
         subprocess.run([SWARMFORGE, *args], cwd=repo, check=True, capture_output=True)
     return repo
-
-
-def timed(argv: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import git  # bench/ is the script's directory, first on sys.path
+from _common import git, timed  # bench/ is the script's directory, first on sys.path
 
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.sandbox import PROFILE, link_helper, sandbox_args
@@ -39,15 +39,6 @@ from swarmforge.rehearse.model import ModelServer
 from swarmforge.rehearse.wire import Exchange, Reply
 
 PLAIN = ["git", "status", "--porcelain"]
-
-
-def timed(argv: list[str], cwd: str, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-500:]}")
-    return elapsed
 
 
 def project(work: str) -> tuple[Path, str, Path]:
