@@ -19,7 +19,7 @@ import pytest
 import tomli_w
 
 from swarmforge.rehearse.model import ModelServer
-from swarmforge.rehearse.openai import shell_call
+from swarmforge.rehearse.openai import exchange, response, shell_call
 from swarmforge.rehearse.wire import Exchange, Reply
 from tests.realagents import require_cli
 from tests.support import retry_until
@@ -200,6 +200,20 @@ def test_codex_gets_whichever_shell_tool_it_offers() -> None:
     assert arguments("shell") == {"command": ["bash", "-lc", "ls"]}
     with pytest.raises(ValueError, match="no shell tool"):
         shell_call("ls", [{"type": "web_search"}], "1")
+
+
+def test_a_command_codex_left_running_is_waited_on_with_write_stdin() -> None:
+    call = {"type": "function_call", "call_id": "c1", "name": "exec_command"}
+    still = "Chunk ID: a\nWall time: 10.0 seconds\nProcess running with session ID 7\nOutput:\n"
+    output = {"type": "function_call_output", "call_id": "c1", "output": still}
+    asked = {"tools": [EXEC_TOOL], "input": [call, output]}
+    seen = exchange("qa", asked, 0.0)
+    assert (seen.new_turn, seen.running, seen.tool_output) == (False, 7, still)
+    item = response(Reply(poll=seen.running), asked, "2")["output"][0]
+    assert (item["type"], item["name"]) == ("function_call", "write_stdin")
+    assert json.loads(item["arguments"]) == {"session_id": 7, "chars": "", "yield_time_ms": 30000}
+    ended = {**output, "output": "Process exited with code 0\nOutput:\nslept\n"}
+    assert exchange("qa", {**asked, "input": [call, ended]}, 0.0).running is None
 
 
 def test_side_requests_are_answered_by_the_server_in_the_format_asked() -> None:

@@ -120,6 +120,26 @@ def test_rehearsal_fails_naming_the_role_and_the_turn(repo: Path) -> None:
     assert all(re.match(r"\[ *\d+\.\d s\] ", line) for line in stderr.splitlines()), stderr
 
 
+@pytest.mark.slow
+def test_a_command_codex_stops_waiting_for_is_waited_on_before_the_turn_goes_on(
+    repo: Path,
+) -> None:
+    # codex answers "Process running" after 10 s and lets the command run on: the next
+    # command must still see what the first one did once it ended.
+    script = (
+        "timeout = 120\n[[roles.cleaner.turns]]\n"
+        'run = ["sleep 12 && mkdir -p tmp && echo written-then > tmp/late.txt && echo slept", '
+        '"cat tmp/late.txt"]\n'
+        'expect = { output = ["slept", "written-then"] }\n'
+        '[[roles.coder.turns]]\nsay = "Waiting for handoffs."\n'
+    )
+    _project(repo, CHAIN, script)
+    code, report, stderr = _rehearse(repo)
+    assert code == 0, f"{report.get('problems')}\n{json.dumps(report.get('roles'))}\n{stderr}"
+    outputs = " ".join(_turns(report, "cleaner")[0]["outputs"])  # type: ignore[arg-type]
+    assert "Process running with session ID" in outputs  # codex did stop waiting
+
+
 def _draft(headers: str, *args: str) -> str:
     """A command that writes a handoff draft with printf and hands it to the gate."""
     return " ".join(

@@ -35,7 +35,7 @@ class Director:
                 return Reply(text=UNSCRIPTED)
             if exchange.new_turn:
                 return stage.open(exchange.user_text)
-            return stage.carry_on(exchange.tool_output or "")
+            return stage.carry_on(exchange.tool_output or "", exchange.running)
 
     def finished(self) -> bool:
         """True once every role has played all its turns."""

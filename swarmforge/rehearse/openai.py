@@ -8,6 +8,7 @@ message, streamed as server-sent events when the request asks for a stream.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -22,6 +23,11 @@ from swarmforge.rehearse.wire import (
     sse,
     text,
 )
+
+# codex stops waiting for a command after 10 s (its `yield_time_ms`), answers with this
+# line and lets the command run on; a model then waits on it with `write_stdin`.
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
+_POLL_MS = 30_000  # the longest wait codex allows
 
 _USAGE = {
     "input_tokens": TOKENS_IN,
@@ -44,7 +50,9 @@ def exchange(role: str, request: Json, at: float) -> Exchange:
         output = item.get("output")
         outputs.insert(0, output if isinstance(output, str) else text(output))
     if outputs:
-        return Exchange(role, "openai", False, "", "\n".join(outputs), side, at)
+        running = _RUNNING.search(outputs[-1])
+        session = int(running.group(1)) if running else None
+        return Exchange(role, "openai", False, "", "\n".join(outputs), side, at, session)
     last = items[-1] if items else {}
     if last.get("type", "message") == "message" and last.get("role") == "user":
         return Exchange(role, "openai", True, text(last.get("content")), None, side, at)
@@ -71,9 +79,24 @@ def shell_call(command: str, tools: list[Json], ident: str) -> Json:
     return {**call, "type": "function_call", "name": name, "arguments": arguments}
 
 
+def poll_call(session: int, ident: str) -> Json:
+    """An output item that waits on the command still running in codex's `session`."""
+    arguments = json.dumps({"session_id": session, "chars": "", "yield_time_ms": _POLL_MS})
+    return {
+        "id": f"fc_{ident}",
+        "call_id": f"call_{ident}",
+        "status": "completed",
+        "type": "function_call",
+        "name": "write_stdin",
+        "arguments": arguments,
+    }
+
+
 def response(reply: Reply, request: Json, ident: str) -> Json:
     """The completed response for `reply`: the body of a non-streamed response."""
-    if reply.command is not None:
+    if reply.poll is not None:
+        item = poll_call(reply.poll, ident)
+    elif reply.command is not None:
         item = shell_call(reply.command, request.get("tools") or [], ident)
     else:
         part = {"type": "output_text", "text": reply.text, "annotations": []}

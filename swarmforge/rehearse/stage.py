@@ -94,13 +94,17 @@ class Stage:
         self.close(turn)
         return Reply(text=script.say)
 
-    def carry_on(self, output: str) -> Reply:
-        """A command's result came back; the turn's next move."""
-        self.waiting_since = None
+    def carry_on(self, output: str, running: int | None = None) -> Reply:
+        """A command's result came back; the turn's next move. A command that still
+        runs (in codex's session `running`) is waited on before the turn goes on."""
         turn = self.current
         if turn is None:
+            self.waiting_since = None
             return Reply(text=UNSCRIPTED)
         turn.outputs.append(output)
+        if running is not None:
+            return Reply(poll=running)
+        self.waiting_since = None
         return self.next_move(turn)
 
     def close(self, turn: Played, interrupted: bool = False) -> None:

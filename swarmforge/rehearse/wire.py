@@ -31,13 +31,17 @@ class Exchange:
     tool_output: str | None  # the tool results' text when continuing a turn
     side: bool  # not the agent's main loop: answered here, never passed to `decide`
     at: float  # time.time() on arrival
+    # The command still runs after codex stopped waiting for it: its session id there.
+    running: int | None = None
 
 
 @dataclass(frozen=True)
 class Reply:
-    """What the model does next: run `command` with the agent's shell tool, or say `text`."""
+    """What the model does next: run `command` with the agent's shell tool, wait on the
+    command still running in codex's session `poll`, or say `text`."""
 
     command: str | None = None
+    poll: int | None = None
     text: str = ""
 
 
