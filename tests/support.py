@@ -129,6 +129,12 @@ class Project:
         return path
 
 
+# What swarmforge itself keeps in a project, beside the roles' worktrees and its state:
+# the captures of each role's work, their refs and the objects they add (git's object
+# store only ever adds, by content).
+CAPTURES = (".git/refs/swarmforge", ".git/logs/refs/swarmforge", ".git/objects/")
+
+
 def script_env(role: str | None, path: str | None = None) -> dict[str, str]:
     """The environment an agent may give a helper: PATH and SWARMFORGE_ROLE only."""
     env = {"PATH": path if path is not None else f"{VENV_BIN}:/usr/bin:/bin"}

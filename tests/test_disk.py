@@ -12,7 +12,7 @@ import pytest
 from swarmforge.config import sessionrecord
 from swarmforge.swarm import disk
 from swarmforge.swarm.artifacts.sweep import sweep as sweep_artifacts
-from tests.support import Project, git, make_swarm, record_run, retry_until
+from tests.support import CAPTURES, Project, git, make_swarm, record_run, retry_until
 from tests.support import run_cli as sf
 
 IGNORE = "build/\n*.o\nnode_modules\n"
@@ -71,11 +71,12 @@ def listing(root: Path) -> dict[str, tuple[str, int, bytes]]:
     return found
 
 
+SWARMFORGES = (".worktrees", ".swarmforge", *CAPTURES)
+
+
 def users_own(root: Path) -> dict[str, tuple[str, int, bytes]]:
-    """The main checkout's listing, less the worktrees and swarmforge's state (gc's lock)."""
-    return {
-        k: v for k, v in listing(root).items() if not k.startswith((".worktrees", ".swarmforge"))
-    }
+    """The main checkout's listing, less swarmforge's own (above)."""
+    return {k: v for k, v in listing(root).items() if not k.startswith(SWARMFORGES)}
 
 
 def blocks(path: Path) -> int:

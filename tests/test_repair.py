@@ -20,7 +20,7 @@ from swarmforge.handoff.mailbox import Box
 from swarmforge.handoff.ready import ready_batch, ready_task
 from swarmforge.swarm.repair.copies import stamped
 from swarmforge.swarm.repair.project import repair
-from tests.support import Project, make_swarm, queue_note, record_run, retry_until
+from tests.support import CAPTURES, Project, make_swarm, queue_note, record_run, retry_until
 from tests.support import run_cli as sf
 
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -57,11 +57,14 @@ def requeued(original: bytes, copy: bytes) -> None:
 
 
 def listing(root: Path) -> dict[str, bytes]:
-    """Every file under `root` with its content, git's index aside (`status` refreshes it)."""
+    """Every file under `root` with its content, git's index aside (`status` refreshes it),
+    and the captures of each role's work a repair takes with their events."""
     return {
         str(p.relative_to(root)): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name not in ("index", "index.lock")
+        if p.is_file()
+        and p.name not in ("index", "index.lock", "events.jsonl")
+        and not str(p.relative_to(root)).startswith(CAPTURES)
     }
 
 

@@ -82,10 +82,29 @@ def test_a_headless_chain_of_exec_roles_relays_work_then_goes_down(repo: Path) -
     state = json.loads(sf("status", "--json", cwd=repo).stdout)
     assert [r["alive"] for r in state["roles"]] == [True] * 4
     assert state["roles"][3]["current"] is None and state["roles"][3]["queued"] == 0
+    # The daemon captured each role's work as it sent and received, in the background.
+    for role in ("alpha", "beta", "gamma"):
+        retry_until(lambda role=role: any("handoff" in t for t in triggers(repo, role)))
+    delta = record.role("delta")
+    assert delta is not None
+    (Path(delta.path) / "draft.txt").write_text("not committed\n")
     r = sf("down", cwd=repo)
     assert r.returncode == 0, r.stderr
     nothing_left(repo)
     assert sessionrecord.load(str(repo)).state == "stopped"  # type: ignore[union-attr]
+    # `down` captured what delta had not committed.
+    last = git(repo, "for-each-ref", "--sort=-refname", "--count=1", "--format=%(refname)",
+               "refs/swarmforge/captures/delta/")  # fmt: skip
+    assert git(repo, "show", f"{last}:draft.txt") == "not committed"
+    assert "down" in triggers(repo, "delta")
+
+
+def triggers(repo: Path, role: str) -> set[str]:
+    """What took each capture of `role`'s work."""
+    out = git(
+        repo, "for-each-ref", "--format=%(contents:subject)", f"refs/swarmforge/captures/{role}/"
+    )
+    return {line.partition(": ")[2] for line in out.splitlines()}
 
 
 # Starts a process that keeps only the role's TMPDIR of its environment and leaves its

@@ -64,6 +64,7 @@ PUBLIC: dict[str, str | None] = {
     "watch": "watch_cmd",
     "cockpit": "cockpit_cmd",
     "repair": "repair_cmd",
+    "recover": "recover_cmd",
     "worker": "worker_cmd",
 }
 INTERNAL: dict[str, str] = {

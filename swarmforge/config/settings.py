@@ -30,6 +30,11 @@ role and for the whole swarm::
     max_parallel = 3         # agents starting at once
     per_minute = 6           # agent starts in any 60 seconds
 
+    [captures]               # each role's work kept under refs/swarmforge/captures/
+    every = "60s"            # a capture while the worktree changes, at most this often; or "off"
+    keep = 200               # captures kept per role (its newest always)
+    keep_for = "336h"        # and for how long
+
     [transport]              # roles on several hosts (see swarmforge/net/); absent: one machine
     url = "nats://127.0.0.1:4222"   # or tls://...
     credentials = "nats.creds"      # optional, relative to the project
@@ -44,7 +49,8 @@ The file is optional: a missing file, role or key means the default. Read with
 tomllib, validated by pydantic; an error names the file, the line where TOML
 says, or the key. This module holds the whole file and its role tables; the other
 tables live with their subject: `alertsettings.py` ([stall], [budget], [notify]),
-`startsettings.py` ([start], [bootstrap]) and `transportsettings.py` ([transport]).
+`startsettings.py` ([start], [bootstrap]), `capturesettings.py` ([captures]) and
+`transportsettings.py` ([transport]).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from swarmforge.config.alertsettings import BudgetSettings, NotifySettings, StallSettings
+from swarmforge.config.capturesettings import CaptureSettings
 from swarmforge.config.startsettings import BootstrapSettings, StartSettings
 from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.errors import CorruptFile
@@ -146,6 +153,7 @@ class Settings(BaseModel):
     bootstrap: BootstrapSettings = BootstrapSettings()
     notify: NotifySettings = NotifySettings()
     start: StartSettings = StartSettings()
+    captures: CaptureSettings = CaptureSettings()
     transport: TransportSettings | None = None  # None: one machine, files only
 
     def role(self, name: str) -> RoleSettings:

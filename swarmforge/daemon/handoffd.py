@@ -12,6 +12,7 @@ from types import FrameType
 from swarmforge import filewrite, logfile
 from swarmforge.daemon.alerts.follower import Follower
 from swarmforge.daemon.arrivals import Arrivals
+from swarmforge.daemon.capturing import Capturer
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import read_pid
@@ -91,6 +92,30 @@ def _link(daemon: Dispatcher, once: bool) -> None:
     daemon.crossing.start(wait=5.0 if once else 0.0)
 
 
+def _capturer(daemon: Dispatcher) -> Capturer:
+    """The daemon's captures, as `[captures]` has them (the defaults if it cannot be read:
+    the settings' problem is the budget check's and the doctor's to report)."""
+    from swarmforge.config.capturesettings import CaptureSettings
+    from swarmforge.config.settings import load_settings
+
+    try:
+        settings = load_settings(daemon.paths.root).captures
+    except SwarmforgeError:
+        settings = CaptureSettings()
+
+    def worktrees() -> dict[str, str]:
+        return {name: entry.path for name, entry in daemon.roles.items()}
+
+    return Capturer(
+        daemon.paths.root,
+        daemon.log,
+        worktrees,
+        settings.every_seconds,
+        settings.keep,
+        settings.keep_seconds,
+    )
+
+
 def _serve(daemon: Dispatcher, paths: Paths) -> int:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         daemon.stopping = True
@@ -108,6 +133,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     # same directory as roles.tsv.
     follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
     budgets = Tracker(paths.root, daemon.log)  # checks in the background, never raises
+    capturer = _capturer(daemon)
     delivered = 0
     first = True
     swept = time.monotonic()
@@ -116,7 +142,12 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             if daemon.load_roles() or first:
                 arrivals.watch([*daemon.outboxes(), str(Path(paths.roles).parent), paths.dir])
                 first = False
-            delivered += len(daemon.run_once())
+            outcomes = daemon.run_once()
+            delivered += len(outcomes)
+            for outcome in outcomes:
+                capturer.note([outcome.sender], "handoff-sent")
+                capturer.note(outcome.copied, "handoff-received")
+            capturer.poll()
             if daemon.crossing is not None:
                 daemon.crossing.beat()
             follower.poll()
@@ -130,5 +161,6 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     finally:
         arrivals.stop()
         budgets.wait()  # a check under way records and reports its crossings
+        capturer.wait()  # a capture under way is finished, never left half-made
         follower.wait()  # notifications on their way are sent, not lost with the daemon
     return delivered

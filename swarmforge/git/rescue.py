@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
@@ -31,25 +33,34 @@ def is_dirty(workdir: str) -> bool:
     return bool(result.stdout)
 
 
-def _tree_of(checkout: repo.Checkout) -> str:
-    """The tree of every file in the worktree, staged into a scratch copy of its index."""
-    fd, scratch = tempfile.mkstemp(
-        prefix="swarmforge-rescue-", suffix=".index", dir=checkout.git_dir
-    )
+@contextmanager
+def scratch_index(git_dir: str) -> Iterator[str]:
+    """A scratch copy of the index of the checkout whose git dir is `git_dir`, removed after.
+
+    Git reads and writes it (GIT_INDEX_FILE) in place of the real index, which, with
+    the files on disk, stays exactly as it was; its lock is never taken.
+    """
+    fd, scratch = tempfile.mkstemp(prefix="swarmforge-scratch-", suffix=".index", dir=git_dir)
     os.close(fd)
     try:
         try:
             # A scratch file deleted below, not state, so filewrite.atomic_write is not needed.
-            shutil.copyfile(Path(checkout.git_dir, "index"), scratch)
+            shutil.copyfile(Path(git_dir, "index"), scratch)
         except FileNotFoundError:
             # No index yet: git starts an empty one; an empty file is corrupt.
             Path(scratch).unlink()
-        env = policy.child_env({"GIT_INDEX_FILE": scratch})
-        git(checkout.workdir, "add", "--all", env=env)
-        return git(checkout.workdir, "write-tree", env=env).strip()
+        yield scratch
     finally:
         Path(scratch).unlink(missing_ok=True)
         Path(scratch + ".lock").unlink(missing_ok=True)
+
+
+def _tree_of(checkout: repo.Checkout) -> str:
+    """The tree of every file in the worktree, staged into a scratch copy of its index."""
+    with scratch_index(checkout.git_dir) as scratch:
+        env = policy.child_env({"GIT_INDEX_FILE": scratch})
+        git(checkout.workdir, "add", "--all", env=env)
+        return git(checkout.workdir, "write-tree", env=env).strip()
 
 
 def snapshot(checkout: repo.Checkout, message: str, previous: str | None = None) -> str | None:

@@ -17,6 +17,7 @@ from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
 from swarmforge.locks import is_held
 from swarmforge.swarm.artifacts.report import Sweep
 from swarmforge.swarm.artifacts.sweep import sweep
+from swarmforge.swarm.capturing import capture_roles
 from swarmforge.swarm.teardown import is_running, record_stopped, stop_processes
 
 
@@ -95,6 +96,7 @@ def gc_held(root: str, artifacts: bool = False) -> GcReport:
         if record is not None and record.state == "running":
             record_stopped(root)
         pid_files = _stale_pid_files(root)
+    capture_roles(root, "gc")  # a failed capture is the event log's to tell, not gc's to stop
     pruned = None
     checkout = repo.open_checkout(root)
     if checkout is not None and checkout.is_main:

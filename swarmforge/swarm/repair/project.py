@@ -6,6 +6,7 @@ import os
 import time
 
 from swarmforge.errors import SwarmforgeError
+from swarmforge.swarm.capturing import capture_roles
 from swarmforge.swarm.repair.fixer import Fixer
 from swarmforge.swarm.repair.holders import holders
 from swarmforge.swarm.repair.report import Repair, RepairReport
@@ -32,6 +33,8 @@ def repair(root: str, *, dry_run: bool = False, older_than: str | None = None) -
     root = os.path.realpath(root)
     now = time.time()
     found: list[Repair] = []
+    if not dry_run:
+        capture_roles(root, "repair")  # before any work is moved back to a queue
     for holder in holders(root):
         fixer = Fixer(root, holder, dry_run)
         found += fixer.mailbox(limit, older_than or "", now)

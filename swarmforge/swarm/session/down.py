@@ -13,6 +13,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon import stopping
 from swarmforge.git import names, removing
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV
+from swarmforge.swarm.capturing import capture_roles
 from swarmforge.swarm.session.progress import Progress, quiet
 from swarmforge.swarm.teardown import record_stopped, stop_processes
 
@@ -73,6 +74,9 @@ def down_held(root: str, purge: bool, progress: Progress) -> Stopped:
     remove_temp_dirs(root)  # the agents' temporary files: nothing runs that could use them
     daemon = stopping.stop(root)
     progress(f"stopped {len(ended)} process(es)" + (f", daemon {daemon}" if daemon else ""))
+    # Nothing runs now that could change a worktree: each role's work as it was left.
+    for problem in capture_roles(root, "down --purge" if purge else "down"):
+        progress(problem)
     rescued: dict[str, str | None] = {}
     removed: list[str] = []
     if record is not None:

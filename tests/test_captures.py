@@ -1,0 +1,149 @@
+"""Captures of a role's work, and `swarmforge recover`: real git, real files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from swarmforge.errors import SwarmforgeError
+from swarmforge.git import captures
+from tests.support import git
+from tests.support import run_cli as sf
+
+
+def state(tree: Path) -> tuple[str, str, str, str]:
+    """What a capture must never change: the index, the status, every ref but captures,
+    and HEAD."""
+    index = hashlib.sha256(
+        (Path(git(tree, "rev-parse", "--absolute-git-dir")) / "index").read_bytes()
+    )
+    listed = git(tree, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    refs = "\n".join(line for line in listed if not line.startswith("refs/swarmforge/"))
+    status = git(tree, "status", "--porcelain=v2", "--untracked-files=all", "--ignored")
+    return index.hexdigest(), status, refs, git(tree, "rev-parse", "HEAD")
+
+
+def work_in_progress(repo: Path) -> None:
+    """Staged, unstaged, untracked, deleted and ignored files, as an agent leaves them."""
+    (repo / "tracked.txt").write_text("one\n")
+    (repo / "gone.txt").write_text("gone\n")
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "tracked.txt").write_text("staged\n")
+    git(repo, "add", "tracked.txt")
+    (repo / "tracked.txt").write_text("staged\nthen edited\n")
+    (repo / "new.txt").write_text("untracked\n")
+    (repo / "gone.txt").unlink()
+    (repo / "build").mkdir()
+    (repo / "build" / "out.bin").write_bytes(b"ignored")
+
+
+def test_a_capture_holds_head_index_and_files_and_changes_nothing(repo: Path) -> None:
+    committed = set(git(repo, "ls-files").splitlines())
+    work_in_progress(repo)
+    before = state(repo)
+    made = captures.take(str(repo), "coder", "test")
+    assert made is not None and state(repo) == before
+    assert made.head == before[3] and made.branch == git(repo, "symbolic-ref", "HEAD")
+    files = git(repo, "ls-tree", "-r", "--name-only", made.commit).splitlines()
+    # Nothing ignored, nothing deleted.
+    assert set(files) == committed | {".gitignore", "new.txt", "tracked.txt"}
+    assert git(repo, "show", f"{made.commit}:tracked.txt") == "staged\nthen edited"
+    assert git(repo, "show", f"{made.commit}^2:tracked.txt") == "staged"  # the index
+    assert git(repo, "rev-parse", f"{made.commit}^1") == made.head
+    # The same state again is not captured twice; a change is.
+    assert captures.take(str(repo), "coder", "again") is None
+    (repo / "new.txt").write_text("changed\n")
+    again = captures.take(str(repo), "coder", "later")
+    assert again is not None and again.name > made.name
+    assert [c.trigger for c in captures.listed(str(repo), "coder")] == ["test", "later"]
+
+
+def test_a_capture_of_a_detached_head_keeps_its_commits(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--detach")
+    (repo / "lost.txt").write_text("a commit on no branch\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "detached work")
+    made = captures.take(str(repo), "coder", "test")
+    assert made is not None and made.branch == ""
+    assert git(repo, "log", "-1", "--format=%s", made.head or "") == "detached work"
+    git(repo, "checkout", "-q", "-")  # the commit is now on no branch: the capture keeps it
+    git(repo, "gc", "-q", "--prune=now")
+    assert git(repo, "cat-file", "-t", made.head or "") == "commit"
+
+
+def test_recover_lists_and_restores_a_capture_exactly_and_touches_nothing(repo: Path) -> None:
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write(".worktrees/\n")  # as `up` has it
+    work_in_progress(repo)
+    made = captures.take(str(repo), "coder", "git reset --hard")
+    assert made is not None
+    wanted = git(repo, "status", "--porcelain")
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")  # the work is gone from the checkout
+
+    listing = json.loads(sf("recover", "--json", cwd=repo).stdout)["captures"]
+    assert [(c["role"], c["capture"], c["trigger"]) for c in listing] == [
+        ("coder", made.name, "git reset --hard")
+    ]
+    assert sorted(listing[0]["files"]) == ["gone.txt", "new.txt", "tracked.txt"]
+    text = sf("recover", "coder", cwd=repo).stdout
+    assert made.name in text and "git reset --hard" in text and "3 file(s)" in text
+
+    before = state(repo)
+    r = sf("recover", "coder", made.name[:12], cwd=repo)
+    assert r.returncode == 0, r.stderr
+    path = repo / ".worktrees" / f"recovered-coder-{made.name}"
+    assert f"recovered/coder/{made.name}" in r.stdout and str(path) in r.stdout
+    assert git(path, "status", "--porcelain") == wanted
+    assert (path / "tracked.txt").read_text() == "staged\nthen edited\n"
+    after = state(repo)
+    theirs = [line for line in after[1].splitlines() if ".worktrees/" not in line]
+    assert (after[0], theirs, after[3]) == (before[0], before[1].splitlines(), before[3])
+    # Twice is refused, naming where it went; nothing exists is touched.
+    again = sf("recover", "coder", made.name, cwd=repo)
+    assert again.returncode != 0 and str(path) in again.stderr and "Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["recover", "coder", "2099"], "matches none of role 'coder'"),
+        (["recover", "nobody", "x"], "No captures of role 'nobody'"),
+        (["recover", "a..b"], "Invalid capture ref"),
+    ],
+)
+def test_recover_refuses_what_is_not_there_in_one_line(
+    repo: Path, args: list[str], said: str
+) -> None:
+    (repo / "f.txt").write_text("x\n")
+    assert captures.take(str(repo), "coder", "test") is not None
+    r = sf(*args, cwd=repo)
+    assert r.returncode != 0 and said in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+def test_pruning_keeps_the_newest_of_each_role_and_drops_by_count_and_age(repo: Path) -> None:
+    names = {}
+    for role in ("coder", "tester"):
+        names[role] = []
+        for i in range(3):
+            (repo / f"{role}.txt").write_text(f"{i}\n")
+            made = captures.take(str(repo), role, "test")
+            assert made is not None
+            names[role].append(made.name)
+    gone = captures.prune(str(repo), keep=2, max_age=3600)
+    assert sorted(c.name for c in gone) == sorted([names["coder"][0], names["tester"][0]])
+    # Everything is older than a moment in the future: only each role's newest stays.
+    captures.prune(str(repo), keep=2, max_age=1, now=captures.listed(str(repo))[-1].seconds + 60)
+    left = {(c.role, c.name) for c in captures.listed(str(repo))}
+    assert left == {("coder", names["coder"][2]), ("tester", names["tester"][2])}
+
+
+def test_a_role_name_that_cannot_be_a_ref_is_refused(repo: Path) -> None:
+    with pytest.raises(SwarmforgeError, match="Invalid capture ref"):
+        captures.take(str(repo), "a..b", "test")
