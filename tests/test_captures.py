@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import captures
-from tests.support import git
+from swarmforge.git import captures, guard
+from tests.support import git, kick, make_swarm, retry_until
 from tests.support import run_cli as sf
 
 
@@ -147,3 +148,89 @@ def test_pruning_keeps_the_newest_of_each_role_and_drops_by_count_and_age(repo: 
 def test_a_role_name_that_cannot_be_a_ref_is_refused(repo: Path) -> None:
     with pytest.raises(SwarmforgeError, match="Invalid capture ref"):
         captures.take(str(repo), "a..b", "test")
+
+
+WRECK = """#!/bin/sh
+# Exec role: what an agent's tools might run in its checkout, through the role's PATH.
+echo precious > work.txt
+echo staged > staged.txt && git add staged.txt
+git reset -q --hard
+git clean -qfdx
+other=$(git for-each-ref --format='%(refname:short)' 'refs/heads/swarm/*/keeper')
+git branch -D "$other" 2> refused.txt
+echo "exit $?" >> refused.txt
+"""
+
+
+def test_the_git_on_a_roles_path_captures_before_it_destroys_and_guards_other_roles(
+    repo: Path,
+) -> None:
+    make_swarm(
+        repo,
+        "window wrecker exec wrecker task ./wreck.sh\nwindow keeper exec keeper task cat\n",
+        {"wreck.sh": WRECK},
+    )
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    try:
+        record = sessionrecord.load(str(repo))
+        assert record is not None
+        kick(record, "wrecker", "keeper")
+        tree = Path(record.role("wrecker").path)  # type: ignore[union-attr]
+        done = tree / "refused.txt"  # its mailbox is no sign: `clean -fdx` removes it
+        retry_until(lambda: done.is_file() and "exit" in done.read_text(), timeout=30)
+        made = {c.trigger: c for c in captures.listed(str(repo), "wrecker")}
+        # Before the reset: both files; before the clean: the untracked one the reset left.
+        reset = made["git reset -q --hard"]
+        assert git(repo, "show", f"{reset.commit}:work.txt") == "precious"
+        assert git(repo, "show", f"{reset.commit}^2:staged.txt") == "staged"
+        assert git(repo, "show", f"{made['git clean -qfdx'].commit}:work.txt") == "precious"
+        assert not (tree / "work.txt").exists()  # the agent's commands did run
+        # The other role's branch is refused, and kept.
+        refused = (tree / "refused.txt").read_text()
+        assert "is not this role's branch" in refused and "exit 0" not in refused
+        keeper = record.role("keeper")
+        assert keeper is not None and git(repo, "rev-parse", "--verify", keeper.branch)
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "captured"),
+    [
+        (["-C", "x", "reset", "--hard"], True),
+        (["-c", "a=b", "clean", "-fdx"], True),
+        (["clean", "-nd"], False),
+        (["clean", "--dry-run", "-d"], False),
+        (["stash"], True),
+        (["stash", "push", "-u"], True),
+        (["stash", "list"], False),
+        (["stash", "show", "-p"], False),
+        (["checkout", "--", "."], True),
+        (["branch"], False),
+        (["branch", "-a"], False),
+        (["branch", "new-work"], False),
+        (["branch", "-D", "old"], True),
+        (["branch", "--delete", "old"], True),
+        (["worktree", "list"], False),
+        (["worktree", "remove", "--force", "x"], True),
+        (["status"], False),
+        (["--git-dir", "reset", "status"], False),  # `reset` is the option's value here
+    ],
+)
+def test_the_guard_captures_before_exactly_the_commands_that_can_destroy(
+    args: list[str], captured: bool
+) -> None:
+    _, verb, rest = guard.split(args)
+    assert (verb in guard.GUARDED and guard.destroys(verb, rest)) is captured
+
+
+def test_the_guard_refuses_another_roles_worktree_or_branch(tmp_path: Path) -> None:
+    top = str(tmp_path / "mine")
+    mine = "swarm/r1/coder"
+    assert guard.aimed_elsewhere(top, top, mine, "worktree", ["remove", "."]) is None
+    why = guard.aimed_elsewhere(top, top, mine, "worktree", ["remove", "../theirs"])
+    assert why is not None and "is not this role's worktree" in why
+    assert guard.aimed_elsewhere(top, top, mine, "branch", ["-D", "swarm/r1/coder"]) is None
+    assert guard.aimed_elsewhere(top, top, mine, "branch", ["-D", "topic"]) is None
+    why = guard.aimed_elsewhere(top, top, mine, "branch", ["-f", "swarm/r1/qa", "HEAD"])
+    assert why is not None and "swarm/r1/qa is not this role's branch" in why

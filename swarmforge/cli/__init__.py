@@ -60,6 +60,11 @@ def _dispatch(args: list[str]) -> int:
         from swarmforge.cli import helpers
 
         return helpers.main(args)
+    if args and args[0] == "git-guard":
+        # git's own arguments follow: no parser of ours may read them.
+        from swarmforge.git import guard
+
+        return guard.main(args[1:])
     from swarmforge.cli.parser import run
 
     return run(args)

@@ -1,0 +1,126 @@
+"""The `git` every role finds first on its PATH: a capture before a command that can
+destroy work, and no command aimed at another role's worktree or branch.
+
+`up` writes `.swarmforge/bin/git` (swarm/shims.py), a shell script that runs the
+real git at once unless the command's verb is one of `GUARDED`; for those it runs
+`swarmforge git-guard REAL_GIT ARGS...`, which is this module. It captures the
+role's worktree (git/captures.py) unless the command only reads (`stash list`,
+`branch` listing, ...), refuses what is aimed at another role, then replaces itself
+with the real git. A capture that fails refuses the command: the work it would
+destroy could not be kept.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from swarmforge.errors import Refused, SwarmforgeError
+
+# The verbs the shell script hands over; it runs every other one itself.
+GUARDED = (
+    "reset",
+    "clean",
+    "checkout",
+    "restore",
+    "switch",
+    "stash",
+    "rebase",
+    "worktree",
+    "branch",
+)
+# Global options that take the next word as their value (`git -C dir reset`).
+VALUED = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+_READS = {
+    "stash": {"list", "show"},
+    "worktree": {"list", "add", "lock", "unlock", "repair"},
+}
+_BRANCH_WRITES = {"-d", "-D", "--delete", "-f", "--force", "-m", "-M", "--move", "-c", "-C"}
+
+
+def split(args: list[str]) -> tuple[list[str], str, list[str]]:
+    """`git`'s arguments as its global options, the verb, and the verb's arguments."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in VALUED:
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return args[:i], arg, args[i + 1 :]
+    return args, "", []
+
+
+def _directory(options: list[str]) -> str:
+    """Where the command runs: the cwd as `-C` options change it."""
+    here = Path.cwd()
+    for i, arg in enumerate(options[:-1]):
+        if arg == "-C":
+            here = here / options[i + 1]
+    return str(here)
+
+
+def destroys(verb: str, rest: list[str]) -> bool:
+    """True unless the command only reads (for `branch`: lists or creates; for `clean`: a
+    dry run)."""
+    if verb == "branch":
+        return any(a in _BRANCH_WRITES or a.startswith(("--delete", "--move")) for a in rest)
+    if verb == "clean":
+        short = [a for a in rest if a.startswith("-") and not a.startswith("--")]
+        return "--dry-run" not in rest and not any("n" in a for a in short)
+    words = [a for a in rest if not a.startswith("-")]
+    if verb in _READS and words and words[0] in _READS[verb]:
+        return False
+    return verb in GUARDED
+
+
+def aimed_elsewhere(here: str, top: str, branch: str, verb: str, rest: list[str]) -> str | None:
+    """Why the command is refused, if it is aimed at another role's worktree or branch."""
+    words = [a for a in rest if not a.startswith("-")]
+    if verb == "worktree" and words[:1] in (["remove"], ["move"]) and len(words) > 1:
+        target = os.path.realpath(Path(here, words[1]))
+        if target != top:
+            return f"{words[1]} is not this role's worktree ({top})"
+    if verb == "branch" and destroys(verb, rest):
+        for name in words:
+            if name.startswith("swarm/") and name != branch:
+                return f"{name} is not this role's branch ({branch or 'HEAD is detached'})"
+    return None
+
+
+def main(args: list[str]) -> int:
+    """`swarmforge git-guard REAL_GIT ARGS...`: guard, capture, then become the real git."""
+    if not args:
+        raise SwarmforgeError("usage: swarmforge git-guard REAL_GIT [GIT ARGUMENTS...]")
+    real, args = args[0], args[1:]
+    options, verb, rest = split(args)
+    role = os.environ.get("SWARMFORGE_ROLE", "")
+    if role and verb in GUARDED and destroys(verb, rest):
+        _guard(role, _directory(options), verb, rest, " ".join(["git", verb, *rest]))
+    sys.stdout.flush()
+    os.execv(real, [real, *args])
+    return 0  # not reached
+
+
+def _guard(role: str, here: str, verb: str, rest: list[str], command: str) -> None:
+    from swarmforge.git import captures
+    from swarmforge.git.command import run
+
+    found = run(here, "rev-parse", "--show-toplevel", "--symbolic-full-name", "HEAD")
+    lines = found.stdout.decode(errors="surrogateescape").splitlines()
+    if not found.ok or not lines:
+        return  # not in a checkout: git itself will say so, and there is nothing to keep
+    top = os.path.realpath(lines[0])
+    branch = lines[1].removeprefix("refs/heads/") if len(lines) > 1 else ""
+    why = aimed_elsewhere(here, top, branch, verb, rest)
+    if why is not None:
+        raise Refused(f"swarmforge: `{command[:200]}` refused: {why}.")
+    try:
+        captures.take_logged(captures.main_top(top), role, top, command[:200])
+    except (SwarmforgeError, OSError) as exc:
+        raise Refused(
+            f"swarmforge: `{command[:200]}` refused: the work it could destroy was not "
+            f"captured ({exc})."
+        ) from exc
