@@ -13,6 +13,9 @@ class CaptureSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # The daemon's captures (after each handoff, and on the timer below); the git guard,
+    # `down`, `gc` and `repair` capture whatever this says.
+    enabled: bool = True
     # A capture while the worktree changes, at most this often; "off" turns the timer off
     # (captures at handoffs, before teardown and by the git guard are still taken).
     every: str = "60s"

@@ -31,6 +31,7 @@ role and for the whole swarm::
     per_minute = 6           # agent starts in any 60 seconds
 
     [captures]               # each role's work kept under refs/swarmforge/captures/
+    enabled = true           # the daemon's captures, after handoffs and on the timer
     every = "60s"            # a capture while the worktree changes, at most this often; or "off"
     keep = 200               # captures kept per role (its newest always)
     keep_for = "336h"        # and for how long

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import captures
 
+SETTLE = 1.0  # seconds without a delivery before the captures it asked for are taken
+
 
 class Capturer:
     """Captures of the roles named to it, and of every role on a timer, in the background."""
@@ -36,10 +38,14 @@ class Capturer:
         self.every, self.keep, self.keep_for = every, keep, keep_for
         self._due = time.monotonic() + every if every else float("inf")
         self._wanted: dict[str, str] = {}  # role -> why it is to be captured
+        self._settled = 0.0  # when the last delivery is SETTLE seconds old
         self._thread: threading.Thread | None = None
 
     def note(self, roles: Iterable[str], trigger: str) -> None:
         """Capture `roles` soon, for `trigger`."""
+        roles = list(roles)
+        if roles:
+            self._settled = time.monotonic() + SETTLE
         for role in roles:
             before = self._wanted.get(role)
             if before is None or trigger in before.split(", "):
@@ -53,6 +59,8 @@ class Capturer:
             if self._thread is not None and self._thread.is_alive():
                 return
             now = time.monotonic()
+            if now < self._settled:
+                return  # deliveries are under way: capture once they pause
             wanted, self._wanted = self._wanted, {}
             if now >= self._due:
                 self._due = now + self.every
@@ -69,10 +77,22 @@ class Capturer:
         except Exception:
             self.log.exception("captures not started")
 
-    def wait(self, timeout: float = 30.0) -> None:
-        """Let the captures under way finish (the daemon does, before it exits)."""
+    def next_due(self) -> float | None:
+        """When `poll` next has captures to start (time.monotonic()), if it has any."""
+        if self._wanted:
+            return self._settled
+        return self._due if self._due != float("inf") else None
+
+    def finish(self, timeout: float = 30.0) -> None:
+        """Take the captures still wanted and let them finish (the daemon does, before it
+        exits)."""
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._wanted:
+            self._settled = 0.0
+            self.poll()
+            if self._thread is not None:
+                self._thread.join(timeout)
 
     def _take(self, jobs: list[tuple[str, str, str]]) -> None:
         for role, worktree, trigger in jobs:

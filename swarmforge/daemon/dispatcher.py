@@ -198,10 +198,11 @@ class Dispatcher:
             locks.remove_unless_held(self.paths.stop)
         return self.stopping
 
-    def wait(self) -> None:
-        """Sleep until something changes, a wake-up falls due, or the safety rescan."""
+    def wait(self, also_due: float | None = None) -> None:
+        """Sleep until something changes, a wake-up or `also_due` (time.monotonic()) falls
+        due, or the safety rescan."""
         timeout = RESCAN_SECONDS
-        due = self.wakeups.next_due()
-        if due is not None:
-            timeout = max(0.0, min(timeout, due - time.monotonic()))
+        for due in (self.wakeups.next_due(), also_due):
+            if due is not None:
+                timeout = max(0.0, min(timeout, due - time.monotonic()))
         self.changed.wait(timeout)

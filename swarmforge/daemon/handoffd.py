@@ -92,7 +92,7 @@ def _link(daemon: Dispatcher, once: bool) -> None:
     daemon.crossing.start(wait=5.0 if once else 0.0)
 
 
-def _capturer(daemon: Dispatcher) -> Capturer:
+def _capturer(daemon: Dispatcher) -> Capturer | None:
     """The daemon's captures, as `[captures]` has them (the defaults if it cannot be read:
     the settings' problem is the budget check's and the doctor's to report)."""
     from swarmforge.config.capturesettings import CaptureSettings
@@ -102,6 +102,8 @@ def _capturer(daemon: Dispatcher) -> Capturer:
         settings = load_settings(daemon.paths.root).captures
     except SwarmforgeError:
         settings = CaptureSettings()
+    if not settings.enabled:
+        return None
 
     def worktrees() -> dict[str, str]:
         return {name: entry.path for name, entry in daemon.roles.items()}
@@ -144,10 +146,11 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 first = False
             outcomes = daemon.run_once()
             delivered += len(outcomes)
-            for outcome in outcomes:
-                capturer.note([outcome.sender], "handoff-sent")
-                capturer.note(outcome.copied, "handoff-received")
-            capturer.poll()
+            if capturer is not None:
+                for outcome in outcomes:
+                    capturer.note([outcome.sender], "handoff-sent")
+                    capturer.note(outcome.copied, "handoff-received")
+                capturer.poll()
             if daemon.crossing is not None:
                 daemon.crossing.beat()
             follower.poll()
@@ -157,10 +160,11 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             if time.monotonic() - swept > SWEEP_SECONDS:
                 daemon.sweep()
                 swept = time.monotonic()
-            daemon.wait()
+            daemon.wait(capturer.next_due() if capturer is not None else None)
     finally:
         arrivals.stop()
         budgets.wait()  # a check under way records and reports its crossings
-        capturer.wait()  # a capture under way is finished, never left half-made
+        if capturer is not None:
+            capturer.finish()  # the captures asked for are taken, none left half-made
         follower.wait()  # notifications on their way are sent, not lost with the daemon
     return delivered
