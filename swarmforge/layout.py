@@ -28,6 +28,8 @@ SESSION_LOCK = os.path.join(STATE_DIR, "session.lock")
 SESSION_RECORD_LOCK = os.path.join(STATE_DIR, "run.json.lock")
 HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
+# Repositories found inside a worktree that was removed: kept, never deleted with it.
+NESTED_KEPT = os.path.join(STATE_DIR, "nested-repositories")
 DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files
 BUDGET_STATE = os.path.join(DAEMON_DIR, "budget.json")  # the budgets the run has crossed
 RUNNER_PID = os.path.join(STATE_DIR, "runner.pid")

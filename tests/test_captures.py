@@ -234,3 +234,61 @@ def test_the_guard_refuses_another_roles_worktree_or_branch(tmp_path: Path) -> N
     assert guard.aimed_elsewhere(top, top, mine, "branch", ["-D", "topic"]) is None
     why = guard.aimed_elsewhere(top, top, mine, "branch", ["-f", "swarm/r1/qa", "HEAD"])
     assert why is not None and "swarm/r1/qa is not this role's branch" in why
+
+
+def nested_repository(where: Path) -> str:
+    """A repository of its own at `where`, with one commit; that commit's id."""
+    where.mkdir(parents=True)
+    git(where, "init", "-q")
+    (where / "lib.c").write_text("int lib;\n")
+    git(where, "add", ".")
+    git(where, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "vendored")
+    return git(where, "rev-parse", "HEAD")
+
+
+def test_down_purge_keeps_nested_repositories_and_commits_on_a_detached_head(
+    repo: Path,
+) -> None:
+    make_swarm(repo, "window keeper exec keeper task cat\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    record = sessionrecord.load(str(repo))
+    assert record is not None
+    tree = Path(record.role("keeper").path)  # type: ignore[union-attr]
+    vendored = nested_repository(tree / "vendor" / "lib")
+    git(tree, "checkout", "-q", "--detach")
+    (tree / "detached.txt").write_text("committed on no branch\n")
+    git(tree, "add", "detached.txt")
+    git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "detached")
+    detached = git(tree, "rev-parse", "HEAD")
+
+    r = sf("down", "--purge", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert not tree.exists()
+    [kept] = (repo / ".swarmforge" / "nested-repositories").glob("keeper-*/vendor/lib")
+    assert f"kept the repository vendor/lib of worktree keeper at {kept}" in r.stderr
+    assert git(kept, "rev-parse", "HEAD") == vendored and (kept / "lib.c").is_file()
+    # The commit made on a detached HEAD is kept by the capture `down` took first.
+    git(repo, "gc", "-q", "--prune=now")
+    assert git(repo, "log", "-1", "--format=%s", detached) == "detached"
+    assert any(c.head == detached for c in captures.listed(str(repo), "keeper"))
+
+
+def test_gc_artifacts_leaves_an_ignored_directory_holding_a_repository_at_any_depth(
+    repo: Path,
+) -> None:
+    (repo / ".gitignore").write_text("vendor/\nbuild/\n")
+    make_swarm(repo, "window keeper exec keeper task cat\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    record = sessionrecord.load(str(repo))
+    assert record is not None and sf("down", cwd=repo).returncode == 0
+    tree = Path(record.role("keeper").path)  # type: ignore[union-attr]
+    vendored = nested_repository(tree / "vendor" / "deep" / "lib")
+    (tree / "build").mkdir()
+    (tree / "build" / "out.o").write_text("o")
+    r = sf("gc", "--artifacts", "--json", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    sweep = json.loads(r.stdout)["artifacts"]
+    assert [a["path"] for a in sweep["removed"]] == [str(tree / "build")]
+    [skipped] = sweep["skipped"]
+    assert skipped["path"] == str(tree / "vendor") and "deep/lib" in skipped["reason"]
+    assert git(tree / "vendor" / "deep" / "lib", "rev-parse", "HEAD") == vendored

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.git import leftovers, repo
+from swarmforge.git import leftovers, nested, repo
 from swarmforge.git.command import git, run
 from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_component
@@ -29,6 +29,8 @@ class Removal:
     removed: bool
     rescued: str | None  # the commit holding its uncommitted work, None if there was none
     mailbox: str | None  # where its pending mailbox items were moved, None if none
+    # Repositories that were inside it, each (where it was, where it was moved to).
+    kept: tuple[tuple[str, str], ...] = ()
 
 
 def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
@@ -60,18 +62,22 @@ def _remove_checkout_locked(
     main: repo.MainRepo, name: str, path: str, rescue_ref: str | None
 ) -> Removal:
     mailbox = keep_mailbox(main.workdir, name, path)
+    # Their commits are in no repository of ours: a rescue would keep only a gitlink.
+    kept = tuple(nested.keep_aside(main.workdir, name, path))
     # A plain remove refuses a worktree with changes or untracked files, so for
     # a clean one, the common case, this one git call both checks and removes.
     if run(main.workdir, "worktree", "remove", path).ok:
-        return Removal(name, path, True, None, mailbox)
+        return Removal(name, path, True, None, mailbox, kept)
     try:
         rescued = _rescue_or_refuse(main, name, path, rescue_ref)
         git(main.workdir, "worktree", "remove", "--force", path)
     except BaseException:
-        if mailbox is not None and Path(path).is_dir():
-            restore_mailbox(mailbox, path)
+        if Path(path).is_dir():
+            nested.put_back(path, list(kept))
+            if mailbox is not None:
+                restore_mailbox(mailbox, path)
         raise
-    return Removal(name, path, True, rescued, mailbox)
+    return Removal(name, path, True, rescued, mailbox, kept)
 
 
 def _rescue_or_refuse(

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from swarmforge.git import command
+from swarmforge.git.nested import repositories_in
 from swarmforge.swarm.artifacts.report import Artifact, Skipped, Sweep
 from swarmforge.swarm.disk import Seen, path_bytes
 
@@ -44,8 +45,11 @@ def _why_kept(tree: str, rel: str) -> str | None:
     expected = Path(os.path.realpath(tree), rel).parent
     if Path(os.path.realpath(full.parent)) != expected:
         return "reached through a symlink"  # removing it would remove outside the worktree
-    if full.is_dir() and not full.is_symlink() and os.path.lexists(full / ".git"):
-        return "a git repository of its own"  # git clean -X leaves these too
+    if full.is_dir() and not full.is_symlink():
+        inside = repositories_in(str(full))
+        if inside:  # git clean -X leaves these too, at any depth
+            where = "" if inside[0] == "." else f" ({inside[0]})"
+            return f"holds a git repository of its own{where}"
     return None
 
 

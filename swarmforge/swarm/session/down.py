@@ -37,6 +37,8 @@ def _purge(
                 f" (uncommitted work saved as {removal.rescued[:10]})" if removal.rescued else ""
             )
             progress(f"removed worktree {role.worktree}{saved}")
+        for rel, target in removal.kept:
+            progress(f"kept the repository {rel} of worktree {role.worktree} at {target}")
     sessionrecord.remove(root)
     for table in (REMOTE_TSV, ROLES_TSV):
         path = Path(root, table)
