@@ -2,7 +2,9 @@
 
 Everything a run starts carries SWARMFORGE_RUN_ID and SWARMFORGE_PROJECT in its
 environment, so processes that escaped their parent (a dev server started with
-`&` or `setsid`) are still found. A program an agent starts with an environment of
+`&` or `setsid`) are still found. SWARMFORGE_SCOPE says whose they are: a swarm
+session's (`session`) or a planned run's (`run`); tearing one down never ends the
+other's. A program an agent starts with an environment of
 its own keeps at most the agent's TMPDIR, which is the project's (codex starts a
 helper of its sandbox so, and the helper outlives a killed codex): such a process is
 the project's too. A zombie counts as dead everywhere.
@@ -21,12 +23,14 @@ from swarmforge.waiting import wait_until
 
 RUN_TAG = "SWARMFORGE_RUN_ID"
 PROJECT_TAG = "SWARMFORGE_PROJECT"
+SCOPE_TAG = "SWARMFORGE_SCOPE"
+SESSION, PLANNED_RUN = "session", "run"  # its values
 TERM_GRACE = 5.0
 
 
 def tags(run_id: str, root: str) -> dict[str, str]:
-    """The environment entries that mark a process as started by this run."""
-    return {RUN_TAG: run_id, PROJECT_TAG: os.path.realpath(root)}
+    """The environment entries that mark a process as started by this session."""
+    return {RUN_TAG: run_id, PROJECT_TAG: os.path.realpath(root), SCOPE_TAG: SESSION}
 
 
 def _exempt() -> set[int]:
@@ -56,16 +60,19 @@ def _in_temp(env: dict[str, str], temp_dir: str) -> bool:
     return PROJECT_TAG not in env and (temp == temp_dir or temp.startswith(temp_dir + os.sep))
 
 
-def tagged(root: str, run_id: str | None = None) -> list[psutil.Process]:
-    """Live processes tagged with this project (and run, if given), this process excepted;
-    without a run, the untagged ones in its agents' temporary directories too."""
+def tagged(root: str, run_id: str | None = None, scope: str = SESSION) -> list[psutil.Process]:
+    """Live processes of this project's swarm sessions (of session `run_id`, if given), this
+    process excepted; without a session, the untagged ones in its agents' temporary
+    directories too. Never a planned run's: those are `scope=PLANNED_RUN`'s."""
     project = os.path.realpath(root)
     temp = str(project_temp(root))
 
     def wanted(env: dict[str, str]) -> bool:
-        if run_id is None and _in_temp(env, temp):
+        if run_id is None and scope == SESSION and _in_temp(env, temp):
             return True
-        return env.get(PROJECT_TAG) == project and (not run_id or env.get(RUN_TAG) == run_id)
+        if env.get(PROJECT_TAG) != project or env.get(SCOPE_TAG, SESSION) != scope:
+            return False
+        return not run_id or env.get(RUN_TAG) == run_id
 
     return _living(wanted)
 

@@ -509,13 +509,53 @@ def test_sigterm_stops_the_run_and_kills_the_commands_it_started(tmp_path: Path)
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    retry_until(lambda: [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"])
+
+    def sleeping() -> list[object]:
+        found = tagging.tagged(str(tmp_path), rid, scope=tagging.PLANNED_RUN)
+        return [p for p in found if p.name() == "sleep"]
+
+    retry_until(sleeping)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-    assert [p for p in tagging.tagged(str(tmp_path), rid) if p.name() == "sleep"] == []
+    retry_until(lambda: sleeping() == [])  # a SIGKILL takes effect a moment after it is sent
     states, journal = resume_states(str(Path(runs_dir(str(tmp_path))) / rid))
     journal.close()
     assert states == {"long": "running"}, "an orphan: it runs again on the next resume"
+
+
+def test_down_and_gc_of_a_session_leave_a_planned_runs_commands_running(repo: Path) -> None:
+    from swarmforge import tagging
+
+    (repo / "swarmforge" / "roles").mkdir(parents=True)
+    (repo / "swarmforge" / "swarmforge.conf").write_text("window keeper exec keeper task cat\n")
+    (repo / "swarmforge" / "constitution.prompt").write_text("Work carefully.\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "swarm")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    (repo / "spec.json").write_text(
+        json.dumps({"goal": "both", "tasks": [{"id": "long", "command": ["sleep", "300"]}]})
+    )
+    rid = run_id(RunSpec.model_validate_json((repo / "spec.json").read_text()))
+    env = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    run = subprocess.Popen(
+        [SWARMFORGE, "run", "spec.json"], cwd=repo, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+
+        def sleeping() -> list[int]:
+            found = tagging.tagged(str(repo), rid, scope=tagging.PLANNED_RUN)
+            return [p.pid for p in found if p.name() == "sleep"]
+
+        retry_until(sleeping)
+        before = sleeping()
+        for command in (["down"], ["gc"], ["gc", "--artifacts"]):
+            r = sf(*command, cwd=repo)
+            assert r.returncode == 0, r.stderr
+            assert sleeping() == before and run.poll() is None, command
+    finally:
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=30)
 
 
 def test_a_role_tasks_text_with_control_characters_never_breaks_its_header(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from swarmforge import tagging
 from swarmforge.ports import assign_ports, project_identity
 from swarmforge.run import commandtask, roletask
 from swarmforge.run.background import start_background
@@ -57,7 +58,12 @@ class Starter:
     ) -> None:
         self.root = root
         self.run_id = run_id
-        self.env = {**os.environ, "SWARMFORGE_RUN_ID": run_id, "SWARMFORGE_PROJECT": root}
+        self.env = {
+            **os.environ,
+            tagging.RUN_TAG: run_id,
+            tagging.PROJECT_TAG: root,
+            tagging.SCOPE_TAG: tagging.PLANNED_RUN,  # a session's `down` leaves it alone
+        }
         self.reports = reports
         self.ports = assign_ports(
             (f"swarm/{run_id}/{t.id}" for t in tasks if t.isolate), project_identity(root)

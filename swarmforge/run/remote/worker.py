@@ -27,6 +27,7 @@ from pathlib import Path
 from nats.aio.msg import Msg
 from pydantic import ValidationError
 
+from swarmforge import tagging
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.isolation import Isolation
 from swarmforge.net.failure import TransportError
@@ -179,7 +180,7 @@ class Worker:
         if Path(task.cwd).is_absolute() or ".." in task.cwd.split("/"):
             return result_of(task, self.name, self.host, None, error=f"bad cwd {task.cwd!r}")
         cwd = os.path.normpath(Path(checkout) / task.cwd)
-        extra = {**task.env, "SWARMFORGE_PROJECT": checkout}
+        extra = {**task.env, tagging.PROJECT_TAG: checkout, tagging.SCOPE_TAG: tagging.PLANNED_RUN}
         if iso is not None:
             extra |= {"PORT": str(iso.port), "SWARMFORGE_PORT": str(iso.port)}
         code, out, err, error = self._commands.run(task.argv, cwd, extra, progress, every)
