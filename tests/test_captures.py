@@ -260,6 +260,10 @@ def test_down_purge_keeps_nested_repositories_and_commits_on_a_detached_head(
     git(tree, "add", "detached.txt")
     git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "detached")
     detached = git(tree, "rev-parse", "HEAD")
+    said = sf("status", cwd=repo).stdout
+    assert f"HEAD is not on swarm/{record.run_id}/keeper: detached at {detached[:10]}" in said
+    state = json.loads(sf("status", "--json", cwd=repo).stdout)
+    assert state["roles"][0]["off_branch"] == f"detached at {detached[:10]}"
 
     r = sf("down", "--purge", cwd=repo)
     assert r.returncode == 0, r.stderr

@@ -59,6 +59,9 @@ class RoleStatus:
     setup_failed: SetupFailure | None = None  # its worktree's setup failed: not started
     port_conflict: PortHolder | None = None  # who else listens on its port, if anyone
     disk_bytes: int | None = None  # its worktree's size; None: not measured, or the main checkout
+    # Where HEAD is when it is not on the role's branch: another branch, or "detached at
+    # <commit>"; None when it is on it, or for a role in the main checkout.
+    off_branch: str | None = None
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
@@ -138,4 +141,26 @@ def role_status(
         setup_failed=failure(root, role.name),
         port_conflict=port_conflict,
         disk_bytes=_disk(root, role) if sizes else None,
+        off_branch=off_branch(role) if exists else None,
     )
+
+
+def off_branch(role: RoleRecord) -> str | None:
+    """Where the role's HEAD is, if not on its branch (read from git's files, no git run).
+
+    An agent's `git checkout <commit>`, a rebase or a bisect leaves HEAD elsewhere: its
+    commits there belong to no branch of the swarm's until it comes back.
+    """
+    if role.worktree in ("master", "none"):
+        return None  # the main checkout's branch is the user's to choose
+    try:
+        dot_git = Path(role.path, ".git").read_text(errors="replace")
+        git_dir = Path(role.path, dot_git.removeprefix("gitdir:").strip())
+        head = (git_dir / "HEAD").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    if head == f"ref: refs/heads/{role.branch}":
+        return None
+    if head.startswith("ref: refs/heads/"):
+        return f"on {head.removeprefix('ref: refs/heads/')}"
+    return f"detached at {head[:10]}"
