@@ -296,3 +296,30 @@ def test_gc_artifacts_leaves_an_ignored_directory_holding_a_repository_at_any_de
     [skipped] = sweep["skipped"]
     assert skipped["path"] == str(tree / "vendor") and "deep/lib" in skipped["reason"]
     assert git(tree / "vendor" / "deep" / "lib", "rev-parse", "HEAD") == vendored
+
+
+def test_mail_for_a_removed_worktree_is_held_and_up_makes_the_worktree_again(
+    repo: Path,
+) -> None:
+    make_swarm(repo, "window keeper exec keeper task cat\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    try:
+        record = sessionrecord.load(str(repo))
+        assert record is not None
+        tree = Path(record.role("keeper").path)  # type: ignore[union-attr]
+        # Removed while nothing of the role runs (its own loop would make its mailbox
+        # again while git deletes it, and git's removal then fails), as a person might.
+        assert sf("down", cwd=repo).returncode == 0
+        git(repo, "worktree", "remove", "--force", str(tree))
+        assert sf("daemon", "start", cwd=repo).returncode == 0
+        assert sf("send", "keeper", "are you there?", cwd=repo).returncode == 0
+        retry_until(lambda: "WORKTREE_GONE" in (repo / ".swarmforge" / "events.jsonl").read_text())
+        assert not tree.exists()  # never made again as a plain directory by the mail
+        assert sf("daemon", "stop", cwd=repo).returncode == 0
+        r = sf("up", "--backend", "headless", cwd=repo)
+        assert r.returncode == 0, r.stderr
+        assert git(tree, "rev-parse", "--show-toplevel") == str(tree)  # a worktree again
+        box = tree / ".swarmforge" / "handoffs" / "inbox"
+        retry_until(lambda: any(box.rglob("*_to_keeper.handoff")), timeout=20)
+    finally:
+        sf("down", cwd=repo)

@@ -178,12 +178,18 @@ def test_an_unacknowledged_message_survives_a_crash_of_the_server(
 # -- the relay --------------------------------------------------------------------------
 
 
+def mailbox_in(worktree: Path) -> Mailbox:
+    """The mailbox of a worktree, the worktree made first (a mailbox never makes one)."""
+    worktree.mkdir(parents=True, exist_ok=True)
+    return Mailbox(str(worktree))
+
+
 def outbox_file(root: Path, handoff_id: str = "20260615T140531Z_000001_from_coder") -> str:
     handoff = message.Handoff(
         [("id", handoff_id), ("from", "coder"), ("to", "cleaner"), ("type", "note")],
         "please tidy up\n",
     )
-    return install(Mailbox(str(root / "sender")), NAME, handoff)
+    return install(mailbox_in(root / "sender"), NAME, handoff)
 
 
 def visible(box: Mailbox, where: str) -> list[str]:
@@ -198,7 +204,7 @@ def test_a_sent_handoff_arrives_as_the_copy_local_delivery_would_make(
 
     assert isinstance(transport, Transport)
     outgoing.send(transport, outbox_file(tmp_path), ["cleaner"])
-    inbox = Mailbox(str(tmp_path / "cleaner"))
+    inbox = mailbox_in(tmp_path / "cleaner")
     got = incoming.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
     assert got == [incoming.Received(NAME, incoming.DELIVERED)]
     assert visible(inbox, Box.NEW) == [NAME]  # no temporary file left beside it
@@ -215,7 +221,7 @@ def test_a_message_redelivered_after_a_lost_ack_leaves_one_copy(
     from swarmforge.net import incoming, outgoing
     from swarmforge.net.transport import Transport
 
-    inbox = Mailbox(str(tmp_path / "cleaner"))
+    inbox = mailbox_in(tmp_path / "cleaner")
     with Transport(nats_server.url, "proj") as client:
         client.ensure_stream()
         consumer = client.consumer("cleaner", ack_wait=0.5)
@@ -263,7 +269,7 @@ def test_a_copy_already_taken_by_its_role_is_not_made_again(
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
-    inbox = Mailbox(str(tmp_path / "cleaner"))
+    inbox = mailbox_in(tmp_path / "cleaner")
     path = outbox_file(tmp_path)
     outgoing.send(transport, path, ["cleaner"])
     consumer = transport.consumer("cleaner")
@@ -286,7 +292,7 @@ def test_a_different_handoff_under_a_taken_name_goes_to_failed(
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
-    inbox = Mailbox(str(tmp_path / "cleaner"))
+    inbox = mailbox_in(tmp_path / "cleaner")
     consumer = transport.consumer("cleaner")
     outgoing.send(transport, outbox_file(tmp_path), ["cleaner"])
     incoming.receive(consumer, inbox.worktree, timeout=0.5)
@@ -303,7 +309,7 @@ def test_mail_without_a_handoff_file_name_is_set_aside(transport: object, tmp_pa
     from swarmforge.net.transport import Transport
 
     assert isinstance(transport, Transport)
-    inbox = Mailbox(str(tmp_path / "cleaner"))
+    inbox = mailbox_in(tmp_path / "cleaner")
     transport.publish("cleaner", "odd:cleaner", b"id: x\n\nbody", {outgoing.NAME_HEADER: "../x"})
     [result] = incoming.receive(transport.consumer("cleaner"), inbox.worktree, timeout=0.5)
     assert result.status == incoming.FAILED and result.name.startswith("unnamed_")

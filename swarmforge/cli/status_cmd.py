@@ -75,9 +75,9 @@ def _role_lines(role: RoleStatus) -> Iterator[str]:
         f"failed {role.failed_items}  disk {readable(role.disk_bytes)}  {role.branch}"
     )
     if role.off_branch is not None:
-        from swarmforge.text import shown
+        from swarmforge import text
 
-        yield f"    HEAD is not on {role.branch}: {shown(role.off_branch)}"
+        yield f"    HEAD is not on {role.branch}: {text.shown(role.off_branch)}"
     if role.port_conflict is not None:
         yield f"    {_held(role.port, role.port_conflict)}"
     if role.agent_state is not None:

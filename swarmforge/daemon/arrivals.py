@@ -14,6 +14,7 @@ at the files.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from watchdog.events import (
@@ -26,6 +27,7 @@ from watchdog.events import (
 )
 
 from swarmforge import fsutil, host
+from swarmforge.layout import STATE_DIR
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
@@ -161,12 +163,19 @@ class Arrivals:
         self.way.start()
 
     def watch(self, directories: list[str]) -> None:
-        """Watch these directories (created if missing) and stop watching any other."""
+        """Watch these directories (created if missing) and stop watching any other.
+
+        A mailbox directory whose worktree is gone is neither made nor watched: making
+        it would make the worktree again as a plain directory (`up` makes it again).
+        """
         wanted = set(directories)
         for directory in sorted(self.watched - wanted):
             self.way.remove(directory)
             self.watched.discard(directory)
         for directory in sorted(wanted - self.watched):
+            top, state, _ = directory.partition(f"{os.sep}{STATE_DIR}{os.sep}")
+            if state and not Path(top).is_dir():
+                continue
             fsutil.makedirs(directory)
             self.way.add(directory)
             self.watched.add(directory)

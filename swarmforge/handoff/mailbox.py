@@ -52,6 +52,18 @@ class UnsafeMailbox(Refused):
         self.kind = kind
 
 
+class WorktreeGone(UnsafeMailbox):
+    """The worktree a mailbox belongs to is gone: its mail is held, and the worktree is never
+    made again as a plain directory by writing mail into it (`up` makes it again)."""
+
+    def __init__(self, path: str) -> None:
+        Refused.__init__(
+            self,
+            f"WORKTREE_GONE: {text.shown(path)} does not exist; its mail is held until "
+            "`swarmforge up` makes the worktree again.",
+        )
+
+
 class Mailbox:
     """The mailbox of the worktree at `worktree` (`<worktree>/.swarmforge/handoffs`)."""
 
@@ -99,9 +111,11 @@ class Mailbox:
             raise problem
 
     def ensure(self, *boxes: str) -> None:
-        """Create the given boxes if missing; UnsafeMailbox if one is not a real directory."""
+        """Create the given boxes if missing; UnsafeMailbox if one is not a real directory,
+        WorktreeGone if the worktree itself is (never made again here as a plain one)."""
         self.check(*boxes)
-        fsutil.makedirs(self.worktree)
+        if not os.path.isdir(self.worktree):
+            raise WorktreeGone(self.worktree)
         for box in boxes or ("",):
             for path in self._chain(box):
                 try:
