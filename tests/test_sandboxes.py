@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from swarmforge.agents.claude.command import sandbox_settings
-from swarmforge.agents.codex.sandbox import sandbox_args
+from swarmforge.agents.codex.sandbox import MASKED, make_mount_points, sandbox_args
 from swarmforge.config.sessionrecord import SessionRecord
 from tests.realagents import (
     LiveSwarm,
@@ -155,6 +155,19 @@ def test_a_role_writes_its_worktree_and_what_git_writes_there_and_no_more(repo: 
         "denyWrite": list(map(str, protected)),
     }
     assert "denyWrite" not in str(sandbox_settings(str(repo / ".worktrees" / "qa"), temp))
+
+
+def test_what_codex_would_mount_over_is_made_before_it_starts(repo: Path) -> None:
+    # Made by the first of two sandboxes starting at once, it failed the other.
+    tree = repo / ".worktrees" / "qa"
+    git(repo, "worktree", "add", "-q", "-b", "swarm/r/qa", str(tree))
+    (tree / ".codex").write_text("a file of that name is left as it is\n")
+    make_mount_points(str(tree), "")
+    common = repo / ".git"
+    for root in (common / "objects", common / "refs", common / "logs", common / "worktrees/qa"):
+        assert all((root / name).is_dir() for name in MASKED), root
+    assert (tree / ".codex").is_file() and (tree / ".agents").is_dir()
+    assert git(tree, "status", "--porcelain") == "?? .codex"  # empty directories: not for git
 
 
 WHERE = pytest.mark.parametrize("main", [False, True], ids=["worktree", "main-checkout"])

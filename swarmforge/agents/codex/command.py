@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.hooks import state_hook_args
-from swarmforge.agents.codex.sandbox import sandbox_args
+from swarmforge.agents.codex.sandbox import make_mount_points, sandbox_args
 
 if TYPE_CHECKING:
     from swarmforge.config.roster import RoleSpec
@@ -39,6 +39,7 @@ def _sandbox(role: RoleSpec, launch: Launch, *, interactive: bool) -> list[str]:
     """codex's sandbox options for `role` (none when it opts out with `sandbox = false`)."""
     if not launch.sandbox:
         return []
+    make_mount_points(launch.worktree_path, launch.temp_dir)
     return sandbox_args(
         launch.worktree_path, launch.temp_dir, role.extra_args, interactive=interactive
     )

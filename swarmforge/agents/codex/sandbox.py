@@ -57,6 +57,27 @@ def filesystem(worktree: str, temp_dir: str) -> dict[str, str]:
     return access
 
 
+# What codex keeps read-only directly under each writable path (0.171). Where one is
+# missing, its bubblewrap makes an empty directory there to mount over, on the host;
+# two sandboxes starting at once (a role's command and its file helper, or two roles
+# sharing `.git/objects`) then race on it, and one fails with "bwrap: Can't remount
+# readonly on .../.codex: Unable to find ... in mount table".
+MASKED = (".agents", ".aws", ".codex", ".git")
+
+
+def make_mount_points(worktree: str, temp_dir: str) -> None:
+    """Make, before codex starts, the empty directories its bubblewrap would make under each
+    writable path on its first command (`MASKED`), so no two sandboxes race to make them."""
+    for path, access in filesystem(worktree, temp_dir).items():
+        if access != "write" or not Path(path).is_dir():
+            continue
+        for name in MASKED:
+            try:
+                Path(path, name).mkdir(exist_ok=True)
+            except OSError:
+                continue  # a file of that name, or no right to: codex copes as before
+
+
 def sandbox_args(
     worktree: str, temp_dir: str, extra_args: Sequence[str], *, interactive: bool
 ) -> list[str]:
