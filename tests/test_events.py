@@ -295,7 +295,9 @@ def test_agent_exits_and_restarts_then_follow_ends_with_the_swarm(repo: Path) ->
     last = json.loads(out.splitlines()[-1])
     assert (last["kind"], last["run_id"]) == ("swarm-down", record.run_id)
     mine = [
-        fields(e) for e in logged(repo) if e.get("role") == "coder" and e["kind"] != "agent-state"
+        fields(e)
+        for e in logged(repo)
+        if e.get("role") == "coder" and e["kind"] not in ("agent-state", "captured")
     ]
     pid = mine[0]["pid"]
     assert mine[:3] == [

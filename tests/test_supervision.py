@@ -17,6 +17,7 @@ from swarmforge.config.settings import load_settings, parse_settings
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import running_pid
 from swarmforge.errors import CorruptFile, shell_status
+from swarmforge.git import captures
 from swarmforge.tmux.server import project_socket
 from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
@@ -74,6 +75,9 @@ def test_an_agent_that_fails_is_shown_exited_then_restarted(repo: Path) -> None:
         assert any("about to fail" in line for line in process["last_lines"])  # type: ignore[attr-defined]
         retry_until(lambda: _process(repo).get("state") == "running", timeout=20)
         assert _process(repo)["restarts"] == 1
+        # Its work as the exited agent left it was captured before the restart.
+        exits = [c for c in captures.listed(str(repo), "coder") if c.trigger == "agent exited"]
+        assert exits and git(repo, "show", f"{exits[0].commit}:path-seen.txt")
         bin_dir = repo / ".swarmforge" / "bin"
         assert (repo / "path-seen.txt").read_text().startswith(f"{bin_dir}:")
         log = (repo / ".swarmforge" / "logs" / "coder.log").read_text()

@@ -140,7 +140,23 @@ def exited(
     if pause is not None:
         ended.append(("agent-restarting", {"role": role, "run_id": run_id, "after": pause}))
     events.EventLog(root).emit_many(ended)
+    _capture(root, role)
     return pause
+
+
+def _capture(root: str, role: str) -> None:
+    """Capture the role's work as its exited agent left it, before anything starts it again
+    (git/captures.py). A capture that cannot be made never keeps the role down."""
+    from swarmforge import roletable
+    from swarmforge.errors import SwarmforgeError
+    from swarmforge.git import captures
+
+    try:
+        entry = roletable.read_roles(root).get(role)
+        if entry is not None and Path(entry.path).is_dir():
+            captures.take_logged(root, role, entry.path, "agent exited")
+    except (SwarmforgeError, OSError):
+        return
 
 
 def restart_pause(policy: Restart, code: int, restarts: int) -> float | None:
