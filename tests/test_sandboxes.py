@@ -168,6 +168,13 @@ def test_what_codex_would_mount_over_is_made_before_it_starts(repo: Path) -> Non
         assert all((root / name).is_dir() for name in MASKED), root
     assert (tree / ".codex").is_file() and (tree / ".agents").is_dir()
     assert git(tree, "status", "--porcelain") == "?? .codex"  # empty directories: not for git
+    # In the main checkout, before any worktree: what the profile keeps read-only exists.
+    shutil.rmtree(tree)
+    git(repo, "worktree", "prune")
+    shutil.rmtree(repo / ".worktrees")
+    assert not (common / "worktrees").exists()  # git's prune took it
+    make_mount_points(str(repo), "")
+    assert (repo / ".worktrees").is_dir() and (common / "worktrees").is_dir()
 
 
 WHERE = pytest.mark.parametrize("main", [False, True], ids=["worktree", "main-checkout"])

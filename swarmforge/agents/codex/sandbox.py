@@ -66,14 +66,23 @@ MASKED = (".agents", ".aws", ".codex", ".git")
 
 
 def make_mount_points(worktree: str, temp_dir: str) -> None:
-    """Make, before codex starts, the empty directories its bubblewrap would make under each
-    writable path on its first command (`MASKED`), so no two sandboxes race to make them."""
+    """Make, before codex starts, what its bubblewrap would otherwise make on its first
+    command, so that no two sandboxes race to make it: the empty directories under each
+    writable path (`MASKED`), and each read-only path of the profile that does not exist
+    yet (`.worktrees/` and `.git/worktrees/` before a first worktree; codex would put an
+    empty read-only file there, where git and `up` need a directory)."""
     for path, access in filesystem(worktree, temp_dir).items():
-        if access != "write" or not Path(path).is_dir():
+        if path == "/":
             continue
-        for name in MASKED:
+        if access == "read":
+            wanted = [Path(path)]
+        elif Path(path).is_dir():
+            wanted = [Path(path, name) for name in MASKED]
+        else:
+            continue
+        for directory in wanted:
             try:
-                Path(path, name).mkdir(exist_ok=True)
+                directory.mkdir(exist_ok=True)
             except OSError:
                 continue  # a file of that name, or no right to: codex copes as before
 
