@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
 from swarmforge import projectroot
@@ -163,6 +164,16 @@ def test_the_probe_proves_each_agents_sandbox_and_touches_nothing_of_the_project
     assert found["codex sandbox probe"]["status"] == "ok"
     assert git(repo, "status", "--porcelain") == status
     assert not (repo / ".worktrees").exists()
+    # codex's file helper, which outlives codex, is ended with the probe.
+    assert [p.pid for p in psutil.process_iter() if _probe_helper(p)] == []
+
+
+def _probe_helper(process: psutil.Process) -> bool:
+    try:
+        line = " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+    return "swarmforge-probe-" in line and "--codex-run-as-fs-helper" in line
 
 
 def test_a_missing_agent_fails_naming_its_role(repo: Path, agents: Path) -> None:

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmforge import text
+from swarmforge import tagging, text
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.sandbox import link_helper
 from swarmforge.agents.commands import headless_argv
@@ -140,11 +140,15 @@ def _run(agent: str, scratch: _Scratch, work: Path, base_url: str, path: str) ->
         )
     except OSError as exc:
         return f"{agent} could not start: {exc.strerror}"
-    with child:
-        try:
-            out, _ = child.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
-            return f"{agent} did not finish within {TIMEOUT:.0f} s"
+    try:
+        with child:
+            try:
+                out, _ = child.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.communicate()
+                return f"{agent} did not finish within {TIMEOUT:.0f} s"
+    finally:
+        # codex's file helper keeps only the agent's TMPDIR and outlives codex.
+        tagging.terminate(tagging.strays(str(scratch.temp)))
     return out.decode(errors="replace")
