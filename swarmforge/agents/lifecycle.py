@@ -147,6 +147,7 @@ def exited(
 def _capture(root: str, role: str) -> None:
     """Capture the role's work as its exited agent left it, before anything starts it again
     (git/captures.py). A capture that cannot be made never keeps the role down."""
+    # Imported here: `status` reads this module and never captures.
     from swarmforge import roletable
     from swarmforge.errors import SwarmforgeError
     from swarmforge.git import captures

@@ -65,10 +65,10 @@ def _changed(root: str, capture: Capture) -> list[str]:
     """The files in which the capture differs from its role's branch as it is now (from
     the commit it was taken on, when that branch is gone)."""
     from swarmforge.git import captures
-    from swarmforge.git.command import run
+    from swarmforge.git.objects import lookup
 
-    tip = run(root, "rev-parse", "-q", "--verify", f"{capture.branch}^{{commit}}")
-    against = tip.stdout.decode().strip() if capture.branch and tip.ok else capture.head
+    tip = lookup(root, capture.branch).commit if capture.branch else None
+    against = tip or capture.head
     if against is None:
         return []
     return captures.changed_files(root, capture, against)
@@ -102,8 +102,8 @@ def _lines(rows: list[tuple[Capture, list[str]]], role: str | None) -> list[str]
         if capture.role != current:
             current = capture.role
             out.append(f"{safe(current)}:")
-        shown = ", ".join(safe(f) for f in files[:3]) + (", ..." if len(files) > 3 else "")
-        changed = f"{len(files)} file(s) off its branch" + (f": {shown}" if files else "")
+        some = ", ".join(safe(f) for f in files[:3]) + (", ..." if len(files) > 3 else "")
+        changed = f"{len(files)} file(s) off its branch" + (f": {some}" if files else "")
         out.append(
             f"  {capture.name}  {times.stamp(capture.seconds)}  {safe(capture.trigger)}  {changed}"
         )

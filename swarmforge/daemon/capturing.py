@@ -100,10 +100,8 @@ class Capturer:
                 captures.take_logged(self.root, role, worktree, trigger)
             except (SwarmforgeError, OSError) as exc:
                 self.log.warning("capture of %s failed: %s", role, exc)
-                continue
             except Exception:
                 self.log.exception("capture of %s failed", role)
-                continue
         try:
             captures.prune(self.root, self.keep, self.keep_for)
         except (SwarmforgeError, OSError) as exc:

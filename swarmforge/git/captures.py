@@ -23,6 +23,7 @@ from swarmforge import events, times
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git.command import git, run
 from swarmforge.git.names import check_refname
+from swarmforge.git.objects import lookup
 from swarmforge.git.rescue import scratch_index
 from swarmforge.layout import WORKTREES_DIR
 from swarmforge.proc import policy
@@ -107,8 +108,7 @@ def _where(workdir: str) -> tuple[str, str | None, str]:
     if not found.ok or not lines:
         raise SwarmforgeError(f"Cannot capture {workdir}: it is not a git checkout.")
     branch = lines[1] if len(lines) > 1 and lines[1].startswith("refs/heads/") else ""
-    head = run(workdir, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-    return lines[0], (head.stdout.decode().strip() or None) if head.ok else None, branch
+    return lines[0], lookup(workdir, "HEAD").commit, branch
 
 
 def take(workdir: str, role: str, trigger: str) -> Capture | None:
@@ -143,14 +143,10 @@ def take(workdir: str, role: str, trigger: str) -> Capture | None:
         made = run(workdir, "update-ref", "-m", message.splitlines()[0], prefix + name, commit, "")
         if made.ok:
             return Capture(role, name, commit, tree, head, trigger, branch)
-        if not _exists(workdir, prefix + name):
+        if lookup(workdir, prefix + name).oid is None:
             break  # not a capture taken in the same microsecond: say why
     stderr = made.stderr.decode(errors="replace").strip()
     raise SwarmforgeError(f"Cannot record the capture of {role}: {stderr}")
-
-
-def _exists(root: str, ref: str) -> bool:
-    return run(root, "show-ref", "-q", "--verify", ref).ok
 
 
 def prune(root: str, keep: int, max_age: float, now: float | None = None) -> list[Capture]:
@@ -208,16 +204,16 @@ def restore(root: str, capture: Capture) -> tuple[str, str]:
     """
     branch = check_refname(f"recovered/{capture.role}/{capture.name}", "branch")
     path = str(Path(root, WORKTREES_DIR, f"recovered-{capture.role}-{capture.name}"))
-    if Path(path).exists() or run(root, "show-ref", "-q", "--verify", f"refs/heads/{branch}").ok:
+    if Path(path).exists() or lookup(root, f"refs/heads/{branch}").oid is not None:
         raise SwarmforgeError(
             f"Capture {capture.name} of {capture.role} was restored already: {path}"
         )
     start = capture.head or capture.commit  # before a first commit: the capture itself
     git(root, "worktree", "add", "-q", "-b", branch, path, start)
     git(path, "restore", f"--source={capture.commit}", "--worktree", "--", ".")
-    staged = run(root, "rev-parse", "-q", "--verify", f"{capture.commit}^2^{{tree}}")
-    if staged.ok:
-        git(path, "read-tree", staged.stdout.decode().strip())
+    staged = lookup(root, f"{capture.commit}^2").commit  # the index, as it was staged
+    if staged is not None:
+        git(path, "read-tree", staged)
     return branch, path
 
 

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from swarmforge import text
 from swarmforge.errors import Refused, SwarmforgeError
 
 # The verbs the shell script hands over; it runs every other one itself.
@@ -98,7 +99,9 @@ def main(args: list[str]) -> int:
     options, verb, rest = split(args)
     role = os.environ.get("SWARMFORGE_ROLE", "")
     if role and verb in GUARDED and destroys(verb, rest):
-        _guard(role, _directory(options), verb, rest, " ".join(["git", verb, *rest]))
+        # The agent's own words, shown back to its terminal: escaped, and kept short.
+        command = text.shown(" ".join(["git", verb, *rest]))[:200]
+        _guard(role, _directory(options), verb, rest, command)
     sys.stdout.flush()
     os.execv(real, [real, *args])
     return 0  # not reached
@@ -116,11 +119,10 @@ def _guard(role: str, here: str, verb: str, rest: list[str], command: str) -> No
     branch = lines[1].removeprefix("refs/heads/") if len(lines) > 1 else ""
     why = aimed_elsewhere(here, top, branch, verb, rest)
     if why is not None:
-        raise Refused(f"swarmforge: `{command[:200]}` refused: {why}.")
+        raise Refused(f"swarmforge: `{command}` refused: {text.shown(why)}.")
     try:
-        captures.take_logged(captures.main_top(top), role, top, command[:200])
+        captures.take_logged(captures.main_top(top), role, top, command)
     except (SwarmforgeError, OSError) as exc:
         raise Refused(
-            f"swarmforge: `{command[:200]}` refused: the work it could destroy was not "
-            f"captured ({exc})."
+            f"swarmforge: `{command}` refused: the work it could destroy was not captured ({exc})."
         ) from exc

@@ -6,16 +6,14 @@ from pathlib import Path
 
 from swarmforge import filewrite, fsutil
 from swarmforge.handoff import message
-from swarmforge.handoff.mailbox import Box, Mailbox, WorktreeGone
+from swarmforge.handoff.mailbox import Box, Mailbox
 
 
 def deliver_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
     """Daemon: publish `copy` as `name` in inbox/new/; False if one was there already.
 
-    WorktreeGone when the recipient's worktree is gone (removed by hand or by an agent).
+    WorktreeGone (from `Mailbox.ensure`) when the recipient's worktree is gone.
     """
-    if not Path(box.worktree).is_dir():
-        raise WorktreeGone(box.worktree)  # before `check`, which sees nothing missing
     box.check(Box.IN_PROCESS, Box.COMPLETED)
     return queue_copy(box, name, copy)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
 from swarmforge import filewrite
 from swarmforge.git.guard import GUARDED, VALUED
 from swarmforge.layout import BIN_DIR, SCRIPTS
+from swarmforge.proc import spawn
 
 ENTRY = "import sys; from swarmforge.cli import main; sys.exit(main())"
 
@@ -64,7 +64,7 @@ def write(root: str, python: str | None = None) -> str:
     scripts = {name: script_text(args, python) for name, args in SCRIPTS.items()}
     command = " ".join(shlex.quote(a) for a in (python, "-I", "-m", "swarmforge"))
     scripts["swarmforge"] = f'#!/bin/sh\n# Written by swarmforge up.\nexec {command} "$@"\n'
-    real_git = shutil.which("git", path=_without(os.environ.get("PATH", ""), directory))
+    real_git = spawn.which("git", _without(os.environ.get("PATH", ""), directory))
     if real_git is not None:
         scripts["git"] = git_guard(python, real_git)
     for name, text in scripts.items():
