@@ -13,6 +13,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon.budget import limits, spent
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox
+from swarmforge.projectroot import git_dir_of
 from swarmforge.swarm import disk
 from swarmforge.swarm.bootstrap.marks import SetupFailure, failure
 from swarmforge.swarm.portholders import PortHolder
@@ -153,10 +154,11 @@ def off_branch(role: RoleRecord) -> str | None:
     """
     if role.worktree in ("master", "none"):
         return None  # the main checkout's branch is the user's to choose
+    git_dir = git_dir_of(role.path)
+    if git_dir is None:
+        return None
     try:
-        dot_git = Path(role.path, ".git").read_text(errors="replace")
-        git_dir = Path(role.path, dot_git.removeprefix("gitdir:").strip())
-        head = (git_dir / "HEAD").read_text(errors="replace").strip()
+        head = Path(git_dir, "HEAD").read_text(errors="replace").strip()
     except OSError:
         return None
     if head == f"ref: refs/heads/{role.branch}":
