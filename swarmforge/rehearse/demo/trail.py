@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from swarmforge import eventread, events
 from swarmforge.config import sessionrecord
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import message
@@ -59,7 +60,27 @@ def trail(record: sessionrecord.SessionRecord) -> list[Row]:
                 row: Row = {"file": path, "state": state, "recipient": role.name}
                 row.update((k, h.get(k)) for k in fields)
                 found_rows.append((row, order))
-    # Header times have one-second resolution; within a second, the order the copies
-    # were last written in (completed last) breaks the tie.
-    found_rows.sort(key=lambda r: (str(r[0]["created_at"]), r[1]))
+    # Header times have one-second resolution. Within a second, the order the gate queued
+    # them in, from the event log (to the microsecond), breaks the tie: a copy's own write
+    # time is no guide, since completing it writes it again. A handoff the gate never
+    # queued (the demo's first task, put in the inbox directly) comes first in its second,
+    # then the write times order what is left.
+    queued = _queued_at(record.project)
+    found_rows.sort(
+        key=lambda r: (
+            str(r[0]["created_at"]),
+            queued.get(Path(str(r[0]["file"])).name, ""),
+            r[1],
+        )
+    )
     return [row for row, _ in found_rows]
+
+
+def _queued_at(root: str) -> dict[str, str]:
+    """When the gate queued each handoff, by its file name, as the event log says."""
+    chunk = eventread.read(events.log_path(root))
+    return {
+        str(e.get("name")): str(e.get("ts"))
+        for e in chunk.events
+        if e.get("kind") == "handoff-queued"
+    }
