@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.handoff import gate
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -53,7 +54,8 @@ def role_worktrees(
             git(root, "worktree", "add", "-q", "-b", f"swarm/bench/{role}", str(tree))
             trees[role] = tree
         rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
-    (root / ".swarmforge").mkdir(exist_ok=True)
+    Path(statedir.of(str(root))).mkdir(parents=True, exist_ok=True)  # as `up` makes it
+    statedir.ensure(str(root))
     (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
     return trees
 

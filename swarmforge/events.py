@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import fsutil, times
+from swarmforge import fsutil, statedir, times
 from swarmforge.layout import EVENTS_LOG
 
 TYPE_CHECKING = False  # typing itself costs milliseconds on the helpers' hot path
@@ -44,7 +44,7 @@ START = b'{"ts":"'  # how every event's line begins (see the module docstring)
 
 def log_path(root: str) -> str:
     """The event log of the project at `root`."""
-    return os.path.join(root, EVENTS_LOG)
+    return statedir.path(root, EVENTS_LOG)
 
 
 def _text(value: str) -> str:

@@ -1,8 +1,10 @@
 """Where swarmforge keeps its state on disk: the one place that spells these paths.
 
 Every path is relative to a project's top directory (the main checkout), except the
-mailbox (`HANDOFFS`), which each role's worktree has. Both top directories are
-git-ignored through the repository's `info/exclude`, never committed.
+mailbox (`HANDOFFS`), which each role's worktree has. Each `.swarmforge/...` path is
+as a checkout shows it; where it really lies, in the common git directory, is
+`statedir.path(root, PATH)` (statedir.py). Both top directories are git-ignored through
+the repository's `info/exclude`, never committed.
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ SESSION_RECORD = os.path.join(STATE_DIR, "run.json")  # the swarm's run: roles, 
 SESSION_LOCK = os.path.join(STATE_DIR, "session.lock")
 # Taken for an instant around every write of the session record, and the read it builds on.
 SESSION_RECORD_LOCK = os.path.join(STATE_DIR, "run.json.lock")
-HANDOFFS = os.path.join(STATE_DIR, "handoffs")  # a worktree's mailbox
+HANDOFFS_NAME = "handoffs"  # a checkout's mailbox, in its state (statedir.py)
+HANDOFFS = os.path.join(STATE_DIR, HANDOFFS_NAME)  # the same, seen from the checkout
 ORPHANED_MAILBOXES = os.path.join(STATE_DIR, "orphaned-mailboxes")  # of removed worktrees
 # Repositories found inside a worktree that was removed: kept, never deleted with it.
 NESTED_KEPT = os.path.join(STATE_DIR, "nested-repositories")
 DAEMON_DIR = os.path.join(STATE_DIR, "daemon")  # handoffd's pid, lock, log and stop files
 BUDGET_STATE = os.path.join(DAEMON_DIR, "budget.json")  # the budgets the run has crossed
+# A copy of each handoff delivered, per recipient, until it is completed (daemon/keeping.py).
+DELIVERED_DIR = os.path.join(DAEMON_DIR, "delivered")
+HELD_FILE = os.path.join(DAEMON_DIR, "held.json")  # outbox files the daemon cannot deliver yet
 RUNNER_PID = os.path.join(STATE_DIR, "runner.pid")
 RUNNER_LOCK = os.path.join(STATE_DIR, "runner.lock")
 AGENTS_DIR = os.path.join(STATE_DIR, "agents")  # each role process's starts and exits

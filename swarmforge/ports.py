@@ -35,7 +35,7 @@ def project_identity(top: str) -> str:
     shared git dir is the main checkout's `.git`); a directory that is not the top of
     a git checkout stands for itself, as `up` would make it one.
     """
-    from swarmforge.projectroot import common_dir, git_dir_of
+    from swarmforge.statedir import common_dir, git_dir_of
 
     here = os.path.realpath(top)
     git_dir = git_dir_of(here)

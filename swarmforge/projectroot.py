@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 
+from swarmforge import statedir
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import CONFIG_FILE, ROLES_TSV
+from swarmforge.statedir import common_dir, git_dir_of
 
 # What `locate` may take for the project, each a directory seen from where it looks.
 SWARM = "swarm"  # a started swarm's root, which holds roles.tsv
@@ -25,32 +27,6 @@ def project_digest(root: str) -> str:
     import hashlib  # only when asked: not on the helpers' start-up path
 
     return hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-
-
-def git_dir_of(top: str) -> str | None:
-    """The git dir of the worktree whose top is `top`: its `.git` directory, or where its
-    `.git` file's `gitdir:` line points (relative to the file, as git 2.48's
-    worktree.useRelativePaths writes it); None if it has neither."""
-    dot_git = os.path.join(top, ".git")
-    if os.path.isdir(dot_git):
-        return dot_git
-    try:
-        with open(dot_git, encoding="utf-8") as f:
-            first = f.readline().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    return os.path.normpath(os.path.join(top, first.removeprefix("gitdir:").strip()))
-
-
-def common_dir(git_dir: str) -> str:
-    """The git dir shared by every worktree of the repository whose git dir is `git_dir`."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as f:
-            return os.path.normpath(os.path.join(git_dir, f.read().strip()))
-    except OSError:
-        return git_dir
 
 
 def worktree_top(start: str) -> str | None:
@@ -104,19 +80,23 @@ def find_root(cwd: str) -> str:
 
 
 def _swarm_root(cwd: str) -> str | None:
-    """`cwd`, its worktree's top or that worktree's main checkout: the first with roles.tsv."""
-    if os.path.isfile(os.path.join(cwd, ROLES_TSV)):
-        return cwd
+    """`cwd`, its worktree's top or that worktree's main checkout: the first with roles.tsv,
+    looked for where each one's state lies (statedir), so a view deleted hides nothing."""
+    for found in _candidates(cwd):
+        if os.path.isfile(statedir.path(found, ROLES_TSV)):
+            return found
+    return None
+
+
+def _candidates(cwd: str) -> list[str]:
+    candidates = [cwd]
     top = worktree_top(cwd)
     if top is not None:
-        if os.path.isfile(os.path.join(top, ROLES_TSV)):
-            return top
+        candidates.append(top)
         git_dir = git_dir_of(top)
         if git_dir is not None:
-            main = os.path.dirname(common_dir(git_dir))
-            if os.path.isfile(os.path.join(main, ROLES_TSV)):
-                return main
-    return None
+            candidates.append(os.path.dirname(common_dir(git_dir)))
+    return candidates
 
 
 def _config_root(cwd: str) -> str | None:

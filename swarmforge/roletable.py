@@ -3,9 +3,7 @@ it), and its remote roles (`remote.tsv`)."""
 
 from __future__ import annotations
 
-import os
-
-from swarmforge import fsutil, projectroot
+from swarmforge import fsutil, projectroot, statedir
 from swarmforge.errors import CorruptFile, Refused, SwarmforgeError
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV
 from swarmforge.rolenames import role_name_problem
@@ -65,7 +63,7 @@ def parse_roles(text: str, path: str) -> dict[str, RoleEntry]:
 
 def read_roles(root: str) -> dict[str, RoleEntry]:
     """The role table of the project at `root`."""
-    path = os.path.join(root, ROLES_TSV)
+    path = statedir.path(root, ROLES_TSV)
     try:
         # Never blocks on a FIFO put in its place, nor reads a huge file whole.
         data = fsutil.read_regular(path, limit=ROLES_LIMIT)
@@ -96,7 +94,7 @@ def receive_mode(cwd: str, role: str) -> str:
 def read_remote(root: str) -> dict[str, str]:
     """The roles of the project at `root` that another host runs, with that host's name
     ("" for the host started without --host); empty on one machine."""
-    path = os.path.join(root, REMOTE_TSV)
+    path = statedir.path(root, REMOTE_TSV)
     try:
         data = fsutil.read_regular(path, limit=ROLES_LIMIT)
     except FileNotFoundError:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swarmforge import tagging, times
+from swarmforge import statedir, tagging, times
 from swarmforge.config import sessionrecord
 from swarmforge.daemon.paths import Paths
 from swarmforge.git.lock import lock_path
@@ -72,7 +72,9 @@ class Project:
             tree = root / ".worktrees" / role
             git(root, "worktree", "add", "-q", "-b", f"swarm/test/{role}", str(tree))
             rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tcodex\t{mode}")
-        (root / ".swarmforge").mkdir(exist_ok=True)
+        # As `up` makes it: the state in the git directory, `.swarmforge` a view of it.
+        Path(statedir.of(str(root))).mkdir(parents=True, exist_ok=True)
+        statedir.ensure(str(root))
         (root / ".swarmforge" / "roles.tsv").write_text("\n".join(rows) + "\n")
 
     def tree(self, role: str) -> Path:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import statedir
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import captures, guard
+from swarmforge.layout import NESTED_KEPT
 from tests.support import git, kick, make_swarm, retry_until
 from tests.support import run_cli as sf
 
@@ -268,7 +270,7 @@ def test_down_purge_keeps_nested_repositories_and_commits_on_a_detached_head(
     r = sf("down", "--purge", cwd=repo)
     assert r.returncode == 0, r.stderr
     assert not tree.exists()
-    [kept] = (repo / ".swarmforge" / "nested-repositories").glob("keeper-*/vendor/lib")
+    [kept] = Path(statedir.path(str(repo), NESTED_KEPT)).glob("keeper-*/vendor/lib")
     assert f"kept the repository vendor/lib of worktree keeper at {kept}" in r.stderr
     assert git(kept, "rev-parse", "HEAD") == vendored and (kept / "lib.c").is_file()
     # The commit made on a detached HEAD is kept by the capture `down` took first.

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from swarmforge import statedir
 from swarmforge.config import sessionrecord
+from swarmforge.layout import HANDOFFS
 from swarmforge.swarm import disk
 from swarmforge.swarm.artifacts.sweep import sweep as sweep_artifacts
 from tests.support import CAPTURES, Project, git, make_swarm, record_run, retry_until
@@ -24,7 +26,7 @@ def ignoring(repo: Path) -> None:
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-q", "-m", "ignore build output")
     with (repo / ".git" / "info" / "exclude").open("a") as exclude:
-        exclude.write(".swarmforge/\n.worktrees/\n")
+        exclude.write(".swarmforge\n.worktrees/\n")  # `.swarmforge` is a link: no slash
 
 
 def recorded(project: Project, state: str = "stopped", pids: dict[str, int] | None = None) -> None:
@@ -48,8 +50,12 @@ def build_output(tree: Path) -> None:
     (tree / "src" / "main.o").write_bytes(b"o" * 3_000)
     (tree / "src" / "main.c").write_text("int main(void) { return 0; }\n")  # untracked work
     (tree / "notes.txt").write_text("untracked, not ignored\n")
-    inbox = tree / ".swarmforge" / "handoffs" / "inbox" / "completed"
+    # The mailbox lies in the checkout's state in the git directory, which its `.swarmforge`
+    # shows (statedir.py), as `up` makes them.
+    inbox = Path(statedir.path(str(tree), HANDOFFS)) / "inbox" / "completed"
     inbox.mkdir(parents=True, exist_ok=True)
+    statedir.ensure(str(tree))
+    assert (tree / ".swarmforge").is_symlink()
     (inbox / "50_item.handoff").write_text("from: lead\n\nwork\n")
 
 
@@ -71,7 +77,14 @@ def listing(root: Path) -> dict[str, tuple[str, int, bytes]]:
     return found
 
 
-SWARMFORGES = (".worktrees", ".swarmforge", *CAPTURES)
+def role_listing(tree: Path) -> dict[str, tuple[str, int, bytes]]:
+    """A worktree's listing and its state's, which lies in the git directory."""
+    state = Path(statedir.of(str(tree)))
+    return {**listing(tree), **{f"<state>/{k}": v for k, v in listing(state).items()}}
+
+
+# swarmforge's own, its state in the git directory (statedir.py) and its view.
+SWARMFORGES = (".worktrees", ".swarmforge", f".git/{statedir.STATE_NAME}", *CAPTURES)
 
 
 def users_own(root: Path) -> dict[str, tuple[str, int, bytes]]:
@@ -164,7 +177,7 @@ def test_gc_artifacts_removes_exactly_the_ignored_paths(repo: Path, tmp_path: Pa
         assert (tree / kept).is_file(), kept
     assert (tree / ".swarmforge" / "handoffs" / "inbox" / "completed" / "50_item.handoff").is_file()
     left = git(tree, "status", "--porcelain", "--ignored").splitlines()
-    assert set(left) == {"?? notes.txt", "?? src/", "!! .swarmforge/"}
+    assert set(left) == {"?? notes.txt", "?? src/", "!! .swarmforge"}
     assert users_own(repo) == main_before
 
 
@@ -209,9 +222,9 @@ def test_the_sweep_leaves_a_role_whose_process_is_alive(repo: Path, tmp_path: Pa
     role_process = subprocess.Popen(["sleep", "30"], cwd=tmp_path)
     try:
         recorded(project, "running", pids={"coder": role_process.pid})
-        before = listing(project.tree("coder"))
+        before = role_listing(project.tree("coder"))
         sweep = sweep_artifacts(str(repo))
-        assert listing(project.tree("coder")) == before
+        assert role_listing(project.tree("coder")) == before
     finally:
         role_process.kill()
         role_process.wait()
@@ -230,14 +243,14 @@ def test_gc_artifacts_leaves_a_running_role_alone_until_it_stops(repo: Path) -> 
         tree = Path(record.roles[0].path)
         retry_until(lambda: tree.is_dir())
         build_output(tree)
-        before = listing(tree)
+        before = role_listing(tree)
         report = json.loads(sf("gc", "--artifacts", "--json", cwd=repo).stdout)
         assert report["live"] is True
         assert report["artifacts"]["removed"] == []
         assert report["artifacts"]["skipped"] == [
             {"role": "worker", "path": str(tree), "reason": "the role is running"}
         ]
-        assert listing(tree) == before
+        assert role_listing(tree) == before
     finally:
         assert sf("down", cwd=repo).returncode == 0
     report = json.loads(sf("gc", "--artifacts", "--json", cwd=repo).stdout)

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import eventread, events
+from swarmforge import eventread, events, statedir
 from swarmforge.cli.events_cmd import since_stamp
 from swarmforge.config import sessionrecord
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box
+from swarmforge.layout import EVENTS_LOG
 from swarmforge.run.orchestrator import Orchestrator
 from swarmforge.run.spec.runspec import RunSpec, run_id
 from tests.support import (
@@ -474,6 +475,6 @@ def test_writers_killed_at_random_never_show_readers_a_torn_event(tmp_path: Path
 
 def test_an_empty_log_says_so(project: Project) -> None:
     r = sf("events", cwd=project.root)
-    log = project.root / ".swarmforge" / "events.jsonl"
+    log = statedir.path(str(project.root), EVENTS_LOG)  # named where it lies
     assert (r.returncode, r.stdout, r.stderr) == (0, "", f"no events in {log}\n")
     assert sf("events", "--json", cwd=project.root).stderr == ""  # JSON Lines: nothing at all

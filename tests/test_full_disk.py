@@ -13,6 +13,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from swarmforge import statedir
+from swarmforge.layout import DAEMON_DIR
 from tests.support import SWARMFORGE, VENV_BIN, Project, run_script
 
 
@@ -59,7 +61,7 @@ def test_a_run_whose_report_cannot_be_written_names_the_file(tmp_path: Path) -> 
 
 def test_a_daemon_that_cannot_write_its_log_or_pid_file_says_so_once(project: Project) -> None:
     r = swarmforge_on_full_disk(project.root, 0, "daemon", "run", "--once")
-    daemon = project.root / ".swarmforge" / "daemon"
+    daemon = Path(statedir.path(str(project.root), DAEMON_DIR))  # named where it lies
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr.splitlines() == [
         f"swarmforge: {daemon / 'handoffd.log'}: cannot write the log: File too large",
@@ -71,7 +73,7 @@ def test_a_daemon_that_cannot_write_its_log_or_pid_file_says_so_once(project: Pr
 
 def test_a_daemon_whose_log_is_full_still_delivers(project: Project) -> None:
     # The pid file and the handoff's copy fit, the log's lines do not: delivery goes on.
-    log = project.root / ".swarmforge" / "daemon" / "handoffd.log"
+    log = Path(statedir.path(str(project.root), DAEMON_DIR)) / "handoffd.log"
     log.parent.mkdir(parents=True)
     log.write_bytes(b"x" * 1024)
     project.draft("coder", "type: note\nto: cleaner\npriority: 50\nmessage: m\n")

@@ -76,6 +76,7 @@ def test_rehearsal_relays_a_git_handoff_from_claude_to_codex_and_back(repo: Path
     # The user's own project is never touched: everything ran on a copy.
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
     assert not (repo / ".worktrees").exists() and not (repo / ".swarmforge").exists()
+    assert not (repo / ".git" / "swarmforge").exists()
 
 
 @pytest.mark.slow
@@ -96,7 +97,7 @@ def test_a_headless_rehearsal_that_could_never_start_is_refused_at_once(repo: Pa
     assert r.returncode == 1
     assert "a headless rehearsal can never start without a [[send]]" in r.stderr
     assert r.stderr.count("\n") <= 3, r.stderr  # refused before anything ran
-    assert not (repo / ".swarmforge").exists()
+    assert not (repo / ".swarmforge").exists() and not (repo / ".git" / "swarmforge").exists()
 
 
 @pytest.mark.slow
@@ -281,7 +282,7 @@ def test_helpers_are_on_path_whatever_the_agents_shell_start_up_files_say(
     where = "command -v ready_for_next.sh swarmforge || echo MISSING"
     live.first = [where]
     live.up()
-    bin_dir = repo / ".swarmforge" / "bin"
+    bin_dir = (repo / ".swarmforge" / "bin").resolve()  # where the state lies
     retry_until(lambda: tool_results(live, "worker") != [], timeout=30)
     said = tool_results(live, "worker")[0]
     assert f"{bin_dir}/swarmforge" in said and "MISSING" not in said, said

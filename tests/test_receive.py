@@ -266,7 +266,7 @@ def test_no_project_root(tmp_path: Path) -> None:
 
 
 def test_a_corrupt_roles_tsv_names_the_line(project: Project) -> None:
-    roles = project.root / ".swarmforge" / "roles.tsv"
+    roles = (project.root / ".swarmforge" / "roles.tsv").resolve()  # where the state lies
     roles.write_text(roles.read_text() + "broken line\n")
     r = run_script("ready_for_next.sh", project.tree("coder"), "coder")
     assert (r.returncode, r.stderr) == (
@@ -371,7 +371,7 @@ def test_an_empty_batch_left_by_a_killed_ready_is_cleared_not_a_wedge(project: P
 
 
 def test_a_roles_tsv_that_is_a_fifo_is_refused_without_waiting(project: Project) -> None:
-    roles = project.root / ".swarmforge" / "roles.tsv"
+    roles = (project.root / ".swarmforge" / "roles.tsv").resolve()  # where the state lies
     roles.unlink()
     os.mkfifo(roles)
     r = run_script("ready_for_next.sh", project.tree("coder"), "coder")

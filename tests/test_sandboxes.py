@@ -138,13 +138,18 @@ def test_a_role_writes_its_worktree_and_what_git_writes_there_and_no_more(repo: 
         "/": "read",
         str(repo / ".worktrees" / "qa"): "write",
         str(common / "worktrees" / "qa"): "write",
+        str(common / "swarmforge" / "checkouts" / "qa"): "write",  # its mailbox
         **{str(common / name): "write" for name in ("objects", "refs", "logs")},
         temp: "write",
     }
     # In the main checkout a commit writes .git itself: all of it but what would make git
     # run a program, and the other roles' worktrees with git's records of them.
     main = codex_rules(repo)
-    protected = [common / "hooks", common / "config", common / "worktrees", repo / ".worktrees"]
+    protected = [
+        *(common / name for name in ("hooks", "config", "worktrees")),
+        common / "swarmforge" / "checkouts",  # the other worktrees' mailboxes
+        repo / ".worktrees",
+    ]
     assert main[str(repo)] == main[str(common)] == "write"
     assert [path for path, access in main.items() if access == "read"] == [
         "/",

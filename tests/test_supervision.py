@@ -78,7 +78,7 @@ def test_an_agent_that_fails_is_shown_exited_then_restarted(repo: Path) -> None:
         # Its work as the exited agent left it was captured before the restart.
         exits = [c for c in captures.listed(str(repo), "coder") if c.trigger == "agent exited"]
         assert exits and git(repo, "show", f"{exits[0].commit}:path-seen.txt")
-        bin_dir = repo / ".swarmforge" / "bin"
+        bin_dir = (repo / ".swarmforge" / "bin").resolve()  # where the state lies
         assert (repo / "path-seen.txt").read_text().startswith(f"{bin_dir}:")
         log = (repo / ".swarmforge" / "logs" / "coder.log").read_text()
         assert f"helpers at {bin_dir}/ready_for_next.sh" in log

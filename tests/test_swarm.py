@@ -245,7 +245,7 @@ def test_an_agent_gets_only_the_environment_it_is_given(
         assert not set(SECRETS) & set(env), "a secret of up's shell reached the agent"
         assert env["GIVEN"] == "yes" and env["PASSED_ONE"] == "1" and env["LANG"] == "C.UTF-8"
         assert env["HOME"] == "/nonexistent" and env["SWARMFORGE_ROLE"] == "coder"
-        assert env["PATH"].startswith(str(repo / ".swarmforge" / "bin"))
+        assert env["PATH"].startswith(str((repo / ".swarmforge" / "bin").resolve()))
         assert int(env["SHLVL"]) >= 1  # as in a terminal: bash then reads no ~/.bashrc
         # The user's own setup command of a new worktree keeps the whole environment.
         setup_env = (Path(coder.path).parent / "setup-env.txt").read_text()

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from swarmforge import statedir
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git.intents import intent_path
 from swarmforge.git.lock import git_lock, lock_path
@@ -22,6 +23,7 @@ from swarmforge.git.project import ensure_repository
 from swarmforge.git.prune import prune
 from swarmforge.git.removing import remove
 from swarmforge.git.worktrees import create, list_worktrees
+from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
 from swarmforge.locks import is_held
 from tests.support import git, retry_until
 
@@ -113,7 +115,7 @@ def test_a_plain_directory_becomes_a_repository_with_a_first_commit(tmp_path: Pa
     assert git(tmp_path, "ls-tree", "--name-only", "HEAD") == "app.py"
     ensure_repository(str(tmp_path))
     exclude = (tmp_path / ".git" / "info" / "exclude").read_text().splitlines()
-    assert exclude.count(".swarmforge/") == 1
+    assert exclude.count(".swarmforge") == 1  # a link to the state: no trailing slash
     assert exclude.count(".worktrees/") == 1
     assert git(tmp_path, "rev-list", "--count", "HEAD") == "1"
     assert git(tmp_path, "status", "--porcelain") == ""
@@ -126,7 +128,7 @@ def test_an_existing_repository_gets_excludes_but_no_commit(repo: Path) -> None:
     ensure_repository(str(repo))
     assert git(repo, "rev-parse", "HEAD") == head
     excluded = (repo / ".git" / "info" / "exclude").read_text()
-    assert excluded == "*.log\n.swarmforge/\n.worktrees/\n/tmp/\n"
+    assert excluded == "*.log\n.swarmforge\n.worktrees/\n/tmp/\n"
 
 
 def test_first_commit_falls_back_to_a_swarmforge_identity(tmp_path: Path) -> None:
@@ -173,7 +175,7 @@ def test_create_checks_out_a_new_branch_and_is_idempotent(repo: Path) -> None:
     assert create(str(repo), "r1-t1", "swarm/r1/t1") == tree
     assert list_worktrees(str(repo)) == [tree]
     assert not Path(intent_path(str(repo), "r1-t1")).exists()
-    assert git(repo, "status", "--porcelain") == ""  # .worktrees/ and .swarmforge/ are excluded
+    assert git(repo, "status", "--porcelain") == ""  # .worktrees/ and .swarmforge are excluded
 
 
 def test_create_reuses_an_existing_branch_as_it_is(repo: Path) -> None:
@@ -392,16 +394,27 @@ def test_remove_keeps_uncommitted_work_in_the_rescue_ref(repo: Path) -> None:
     assert git(repo, "show", f"{RESCUE}:edit") == "edited"
 
 
+def _mailbox(tree: Path) -> Path:
+    """The worktree's mailbox as `up` makes it: in its state in the git directory, which
+    the worktree's `.swarmforge` shows (statedir.py)."""
+    mailbox = Path(statedir.path(str(tree), HANDOFFS))
+    mailbox.mkdir(parents=True)
+    statedir.ensure(str(tree))
+    assert (tree / ".swarmforge").is_symlink()
+    return mailbox
+
+
 def test_remove_keeps_pending_mailbox_items(repo: Path) -> None:
     tree = Path(create(str(repo), "t1", "swarm/r1/t1").path)
-    new = tree / ".swarmforge" / "handoffs" / "inbox" / "new"
+    mailbox = _mailbox(tree)
+    new = mailbox / "inbox" / "new"
     new.mkdir(parents=True)
-    (tree / ".swarmforge" / "handoffs" / "outbox" / "tmp").mkdir(parents=True)
+    (mailbox / "outbox" / "tmp").mkdir(parents=True)
     (new / "50_x.handoff").write_text("pending\n")
     removal = remove(str(repo), "t1", rescue_ref=RESCUE)
     assert removal.rescued is None  # the mailbox is excluded from git, so not "work"
     kept = Path(removal.mailbox or "")
-    assert kept.parent == repo / ".swarmforge" / "orphaned-mailboxes"
+    assert kept.parent == Path(statedir.path(str(repo), ORPHANED_MAILBOXES))
     assert kept.name.startswith("t1-")
     assert (kept / "inbox" / "new" / "50_x.handoff").read_text() == "pending\n"
     assert (kept / "outbox" / "tmp").is_dir()
@@ -411,7 +424,7 @@ def test_remove_drops_a_mailbox_of_empty_directories(repo: Path) -> None:
     tree = Path(create(str(repo), "t1", "swarm/r1/t1").path)
     (tree / ".swarmforge" / "handoffs" / "inbox" / "new").mkdir(parents=True)
     assert remove(str(repo), "t1", rescue_ref=RESCUE).mailbox is None
-    assert not (repo / ".swarmforge" / "orphaned-mailboxes").exists()
+    assert not Path(statedir.path(str(repo), ORPHANED_MAILBOXES)).exists()
 
 
 def test_remove_without_a_rescue_ref_refuses_dirty_work(repo: Path) -> None:
@@ -423,7 +436,7 @@ def test_remove_without_a_rescue_ref_refuses_dirty_work(repo: Path) -> None:
         remove(str(repo), "t1", rescue_ref=None)
     assert (tree / "new").read_text() == "new\n"
     assert (new / "item").read_text() == "x\n"  # moved back
-    orphaned = repo / ".swarmforge" / "orphaned-mailboxes"
+    orphaned = Path(statedir.path(str(repo), ORPHANED_MAILBOXES))
     assert not orphaned.exists() or not any(orphaned.iterdir())
 
 

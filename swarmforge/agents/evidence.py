@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from swarmforge import tagging, times
+from swarmforge import statedir, tagging, times
 from swarmforge.agents.hints import read_hint
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.registry import agent
@@ -59,7 +59,7 @@ def _cpu(pid: int | None, table: tagging.ProcessTable | None = None) -> float | 
 
 
 def _log_path(root: str, role: str) -> Path:
-    return Path(root, LOGS_DIR, f"{role}.log")
+    return Path(statedir.path(root, LOGS_DIR), f"{role}.log")
 
 
 def _log_size(root: str, role: str) -> int | None:

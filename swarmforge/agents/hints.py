@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmforge import filewrite
+from swarmforge import filewrite, statedir
 from swarmforge.agents.codex.hooks import CODEX_NOTIFY
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import AGENTS_DIR
@@ -37,7 +37,7 @@ HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of t
 
 def hint_path(root: str, role: str) -> Path:
     """Where the last word of `role`'s agent about itself is kept."""
-    return Path(root, AGENTS_DIR, f"{role}.hint.json")
+    return Path(statedir.path(root, AGENTS_DIR), f"{role}.hint.json")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import events, filewrite
+from swarmforge import events, filewrite, statedir
 from swarmforge.config.settings import Restart
 from swarmforge.errors import CorruptFile
 from swarmforge.layout import AGENTS_DIR
@@ -49,7 +49,7 @@ class AgentLife(BaseModel):
 
 def life_path(root: str, role: str) -> Path:
     """Where the life of `role` is recorded."""
-    return Path(root, AGENTS_DIR, f"{role}.json")
+    return Path(statedir.path(root, AGENTS_DIR), f"{role}.json")
 
 
 def load(root: str, role: str, run_id: str) -> AgentLife | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import events, filewrite
+from swarmforge import events, filewrite, statedir
 from swarmforge.agents.reports import Report
 from swarmforge.agents.state import State
 from swarmforge.errors import CorruptFile
@@ -17,7 +17,7 @@ from swarmforge.records import read_json_model
 
 def state_path(root: str, role: str) -> Path:
     """Where the combined state of `role` is recorded."""
-    return Path(root, AGENTS_DIR, f"{role}.state.json")
+    return Path(statedir.path(root, AGENTS_DIR), f"{role}.state.json")
 
 
 class StateRecord(BaseModel):
@@ -57,7 +57,7 @@ def save_record(root: str, record: StateRecord) -> None:
 
 def lock(root: str, role: str) -> Exclusive:
     """The short lock around one role's read-judge-write (the supervisor and a hook may race)."""
-    path = Path(root, AGENTS_DIR, f"{role}.state.lock")
+    path = Path(statedir.path(root, AGENTS_DIR), f"{role}.state.lock")
     return Exclusive(str(path), what="agent state")
 
 

@@ -61,6 +61,12 @@ def _swarm_lines(state: SwarmStatus) -> Iterator[str]:
         command = shlex.join(attach_command(state.project))
         yield f"  get into a role: {command} ROLE  (every role, tiled: {command})"
     yield from (f"  rescued work: {ref}" for ref in state.rescues)
+    if state.held:
+        from swarmforge import text
+
+        yield from (
+            f"  held mail: {text.shown(h.name)}: {text.shown(h.reason)}" for h in state.held
+        )
 
 
 def _role_lines(role: RoleStatus) -> Iterator[str]:

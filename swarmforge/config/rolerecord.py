@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from swarmforge import tagging
+from swarmforge import statedir, tagging
 from swarmforge.config.role import Role
 from swarmforge.layout import BIN_DIR
 from swarmforge.proc import policy
@@ -78,7 +78,7 @@ def role_vars(root: str, run_id: str, role: RoleRecord) -> dict[str, str]:
         "SWARMFORGE_ROLE": role.name,
         "PORT": str(role.port),
         "SWARMFORGE_PORT": str(role.port),
-        "PATH": f"{Path(root, BIN_DIR)}{os.pathsep}{path}",
+        "PATH": f"{Path(statedir.path(root, BIN_DIR))}{os.pathsep}{path}",
     }
 
 

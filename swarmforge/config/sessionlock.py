@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from swarmforge import statedir
 from swarmforge.layout import SESSION_LOCK
 from swarmforge.locks import FileLock
 
@@ -15,4 +14,4 @@ def starting_or_stopping(root: str) -> FileLock:
     `up` is starting. Another one waits a moment, then is refused in one line.
     """
     busy = "Another swarmforge up, down or gc of this project"
-    return FileLock(str(Path(root, SESSION_LOCK)), what=busy)
+    return FileLock(statedir.path(root, SESSION_LOCK), what=busy)

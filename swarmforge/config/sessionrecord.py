@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from swarmforge import filewrite
+from swarmforge import filewrite, statedir
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.layout import SESSION_RECORD, SESSION_RECORD_LOCK
 from swarmforge.locks import Exclusive
@@ -48,7 +48,7 @@ class SessionRecord(BaseModel):
 
 def record_path(root: str) -> str:
     """Where the session record of the project at `root` lives."""
-    return str(Path(root, SESSION_RECORD))
+    return statedir.path(root, SESSION_RECORD)
 
 
 def load(root: str) -> SessionRecord | None:
@@ -61,7 +61,7 @@ def _locked(root: str) -> Exclusive:
     the write: `up`, `down`, `gc` and the headless runner write it, and only the last
     runs beside the others. Held for an instant, never while waiting for something else."""
     return Exclusive(
-        str(Path(root, SESSION_RECORD_LOCK)), timeout=LOCK_TIMEOUT, what="session record lock"
+        statedir.path(root, SESSION_RECORD_LOCK), timeout=LOCK_TIMEOUT, what="session record lock"
     )
 
 

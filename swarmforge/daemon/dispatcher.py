@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmforge import locks, roletable
+from swarmforge import fsutil, locks, roletable
+from swarmforge.daemon import keeping
 from swarmforge.daemon.doorbell import Doorbell
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.report import Report
@@ -27,6 +28,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.handoff import delivery, waiting
 from swarmforge.handoff.mailbox import Box, Mailbox, UnsafeMailbox
 from swarmforge.handoff.outcome import HELD, Outcome
+from swarmforge.layout import STATE_DIR
 
 if TYPE_CHECKING:
     from swarmforge.daemon.crossing import Crossing
@@ -146,7 +148,9 @@ class Dispatcher:
                     self.log.error("leaving the outbox of %s alone: %s", box.worktree, problem)
                 continue
             found = waiting.pending(os.path.realpath(box.path(Box.OUTBOX)))
-            tracked = waiting.tracked(box.worktree) if found else set()
+            # Only a mailbox in its checkout (statedir.py) lies where git could track files.
+            inside = box.state == str(Path(box.worktree, STATE_DIR))
+            tracked = waiting.tracked(box.worktree) if found and inside else set()
             files += [(path, Path(path).name in tracked) for path in found]
         self.unsafe = unsafe
         return sorted(files, key=lambda item: Path(item[0]).name)
@@ -169,6 +173,7 @@ class Dispatcher:
                 continue
             self.report.outcome(outcome, self.remote)
             for role in outcome.copied:
+                self._keep(role, outcome.name)
                 self.wakeups.add(role)
             if outcome.status == HELD:
                 self.report.stuck_at(path, outcome.reason)
@@ -178,6 +183,16 @@ class Dispatcher:
         self.report.still_waiting({path for path, _ in files})
         self.wakeups.send(self.roles, self.paths.root, time.monotonic())
         return outcomes
+
+    def _keep(self, role: str, name: str) -> None:
+        """Keep a copy of what was just delivered to `role` until it is done (keeping.py)."""
+        found = Mailbox(self.roles[role].path).locate(name)
+        if found is None:
+            return
+        try:
+            keeping.keep(self.paths.root, role, name, fsutil.read_regular(found[1]))
+        except OSError as exc:
+            self.log.error("cannot keep a copy of %s for %s: %s", name, role, exc)
 
     def _take_in(self) -> None:
         """Write the mail that came from other hosts into its roles' inboxes."""

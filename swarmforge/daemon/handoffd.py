@@ -14,6 +14,7 @@ from swarmforge.daemon.alerts.follower import Follower
 from swarmforge.daemon.arrivals import Arrivals
 from swarmforge.daemon.capturing import Capturer
 from swarmforge.daemon.dispatcher import SWEEP_SECONDS, Dispatcher
+from swarmforge.daemon.keeping import Keeper
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.running import read_pid
 from swarmforge.daemon.wake import Waker
@@ -136,6 +137,8 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     follower = Follower(paths.root, lambda line: daemon.log.warning("%s", line))
     budgets = Tracker(paths.root, daemon.log)  # checks in the background, never raises
     capturer = _capturer(daemon)
+    keeper = Keeper(paths.root, daemon.log, daemon.wakeups.add)
+    keeper.catch_up(daemon.roles)
     delivered = 0
     first = True
     swept = time.monotonic()
@@ -153,6 +156,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
                 capturer.poll()
             if daemon.crossing is not None:
                 daemon.crossing.beat()
+            keeper.poll(daemon.roles)
             follower.poll()
             budgets.poll()
             if daemon.stop_requested():
@@ -160,7 +164,10 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             if time.monotonic() - swept > SWEEP_SECONDS:
                 daemon.sweep()
                 swept = time.monotonic()
-            daemon.wait(capturer.next_due() if capturer is not None else None)
+            due = keeper.next_due()
+            if capturer is not None and capturer.next_due() is not None:
+                due = min(due, capturer.next_due() or due)
+            daemon.wait(due)
     finally:
         arrivals.stop()
         budgets.wait()  # a check under way records and reports its crossings

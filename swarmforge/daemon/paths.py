@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.layout import DAEMON_DIR, REMOTE_TSV, ROLES_TSV
 
 
@@ -12,12 +13,11 @@ class Paths:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        top = Path(root)
-        directory = top / DAEMON_DIR
+        directory = Path(statedir.path(root, DAEMON_DIR))
         self.dir = str(directory)
         self.pid = str(directory / "handoffd.pid")
         self.log = str(directory / "handoffd.log")
         self.stop = str(directory / "stop")
         self.lock = str(directory / "handoffd.lock")
-        self.roles = str(top / ROLES_TSV)
-        self.remote = str(top / REMOTE_TSV)
+        self.roles = statedir.path(root, ROLES_TSV)
+        self.remote = statedir.path(root, REMOTE_TSV)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import events
+from swarmforge.daemon import held
 from swarmforge.handoff.outcome import DELIVERED, FAILED, HELD, Outcome
 from swarmforge.text import shown
 
@@ -23,6 +24,7 @@ class Report:
     """
 
     def __init__(self, root: str, log: logging.Logger) -> None:
+        self.root = root
         self.log = log
         self.stuck: dict[str, str] = {}  # outbox path -> the error last logged for it
         self.events = events.EventLog(root, on_error=self._event_dropped)
@@ -51,15 +53,27 @@ class Report:
             self.log.error("delivering %s failed, will retry: %s", shown(path), error)
             self.stuck[path] = error
             self.events.emit("handoff-held", {"name": Path(path).name, "reason": error})
+            self._record()
 
     def unstuck(self, path: str) -> None:
         """The file at `path` moved on: a new failure of it is logged again."""
-        self.stuck.pop(path, None)
+        if self.stuck.pop(path, None) is not None:
+            self._record()
 
     def still_waiting(self, paths: set[str]) -> None:
         """Forget the stuck files that no longer wait in an outbox."""
-        for path in set(self.stuck) - paths:
+        gone = set(self.stuck) - paths
+        for path in gone:
             del self.stuck[path]
+        if gone:
+            self._record()
+
+    def _record(self) -> None:
+        """Write what is held for `status` and `doctor` to show (held.py)."""
+        try:
+            held.write(self.root, self.stuck)
+        except OSError as exc:
+            self.log.warning("cannot record the mail held: %s", exc)
 
     def _event_dropped(self, exc: OSError) -> None:
         """Log an event log that cannot be written once, not on every event."""

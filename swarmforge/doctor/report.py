@@ -11,7 +11,7 @@ from swarmforge.doctor.check import Check
 from swarmforge.doctor.multihost import host_checks
 from swarmforge.doctor.projectfiles import check_config, check_prompts
 from swarmforge.doctor.repository import check_repository, check_tracked_state
-from swarmforge.doctor.runstate import check_daemon, check_ports, check_run
+from swarmforge.doctor.runstate import check_daemon, check_held, check_ports, check_run
 from swarmforge.doctor.tools import check_git, check_python, check_tmux
 from swarmforge.doctor.transport import check_transport
 from swarmforge.errors import SwarmforgeError
@@ -54,7 +54,7 @@ def run_checks(
         checks += check_sandboxes(root, config)
         checks.append(check_prompts(root, config))
     checks += [check_repository(root), check_tracked_state(root)]
-    checks += [check_daemon(root), *check_run(root), check_ports(root)]
+    checks += [check_daemon(root), check_held(root), *check_run(root), check_ports(root)]
     transport = check_transport(root, env)
     if transport is not None:
         checks += [transport, *host_checks(root, env)]

@@ -12,6 +12,7 @@ from swarmforge.daemon.running import read_pid, running_pid
 from swarmforge.doctor.check import Check
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.layout import SESSION_RECORD
+from swarmforge.text import shown
 
 
 def check_daemon(root: str) -> Check:
@@ -25,6 +26,19 @@ def check_daemon(root: str) -> Check:
         fix = "`swarmforge gc` cleans it"
         return Check("daemon", "warn", f"not running, but {paths.pid} remains ({gone})", fix)
     return Check("daemon", "ok", "not running")
+
+
+def check_held(root: str) -> Check:
+    """No mail waits for a mailbox the daemon cannot deliver to."""
+    from swarmforge.daemon import held
+
+    found = held.read(root)
+    if not found:
+        return Check("mail", "ok", "nothing held")
+    said = "; ".join(f"{shown(h.name)}: {shown(h.reason)}" for h in found[:5])
+    more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+    fix = "`swarmforge up` makes a missing worktree again; an unsafe mailbox must be removed"
+    return Check("mail", "warn", f"{len(found)} handoff(s) held: {said}{more}", fix)
 
 
 def _live(root: str, record: sessionrecord.SessionRecord) -> bool:

@@ -126,3 +126,26 @@ def _guard(role: str, here: str, verb: str, rest: list[str], command: str) -> No
         raise Refused(
             f"swarmforge: `{command}` refused: the work it could destroy was not captured ({exc})."
         ) from exc
+    if verb == "stash" and rest[:1] in (["pop"], ["apply"]):
+        _make_way_for_stashed_view(top, rest[1:])
+
+
+def _make_way_for_stashed_view(top: str, rest: list[str]) -> None:
+    """Before a stash made with `--all` is applied: it holds the checkout's `.swarmforge`
+    view (a link), which git would refuse to restore over the view made again since
+    ("already exists, no checkout"). The view is taken away for git to put back; the
+    daemon makes it again within a second if the stash did not hold it after all."""
+    from swarmforge import statedir
+    from swarmforge.git.command import run
+    from swarmforge.layout import STATE_DIR
+
+    found = statedir.placed(top)
+    stash = next((arg for arg in rest if not arg.startswith("-")), "stash@{0}")
+    if found is None or not run(top, "rev-parse", "-q", "--verify", f"{stash}^3:{STATE_DIR}").ok:
+        return
+    view = Path(top, STATE_DIR)
+    try:
+        if str(view.readlink()) == found[1]:
+            view.unlink()
+    except OSError:
+        pass

@@ -16,6 +16,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.errors import CorruptFile
 from swarmforge.filewrite import atomic_write
 from swarmforge.git import repo
@@ -38,7 +39,7 @@ class Intent:
 
 def intent_path(root: str, name: str) -> str:
     """Where the intent record of worktree `name` lives."""
-    return str(Path(root, INTENTS_DIR, f"{name}{SUFFIX}"))
+    return str(Path(statedir.path(root, INTENTS_DIR), f"{name}{SUFFIX}"))
 
 
 def record(root: str, intent: Intent) -> None:
@@ -76,7 +77,7 @@ def _load(path: str, root: str) -> Intent:
 
 def leftovers(root: str) -> list[Intent]:
     """The intent records left by creations that died; the caller holds the git lock."""
-    directory = Path(root, INTENTS_DIR)
+    directory = Path(statedir.path(root, INTENTS_DIR))
     try:
         names = sorted(entry.name for entry in directory.iterdir())
     except FileNotFoundError:

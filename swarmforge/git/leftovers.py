@@ -15,12 +15,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import git, run
 from swarmforge.git.objects import lookup
+from swarmforge.layout import STATE_DIR
 from swarmforge.proc import policy
-from swarmforge.projectroot import git_dir_of
+from swarmforge.statedir import git_dir_of
 
 
 def refuse_unless_leftover(
@@ -43,7 +45,9 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
     tree = Path(path)
     if tree.is_symlink() or not tree.is_dir():
         return "it is no directory"
-    if not _holds_files(path):
+    # swarmforge's own view: its state (the mailbox) lies out of the directory, kept.
+    view = _own_view(path)
+    if not _holds_files(path, skip=STATE_DIR if view else ""):
         return None
     dotgit = tree / ".git"
     if dotgit.is_dir():
@@ -51,13 +55,25 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
     if os.path.lexists(dotgit) and not _points_to_admin(main, dotgit):
         return "its .git file names another repository"
     commits = dict.fromkeys(lookup(main.workdir, rev).commit for rev in (*revs, "HEAD"))
-    if any(c is not None and _partial_checkout_of(main, path, c) for c in commits):
+    if any(c is not None and _partial_checkout_of(main, path, c, view) for c in commits):
         return None
     return "it holds files that a checkout of its branch or of HEAD would not"
 
 
-def _holds_files(directory: str) -> bool:
+def _own_view(path: str) -> bool:
+    """True when `path/.swarmforge` is exactly the view swarmforge made (statedir.py)."""
+    found = statedir.placed(path)
+    try:
+        return found is not None and str(Path(path, STATE_DIR).readlink()) == found[1]
+    except OSError:
+        return False
+
+
+def _holds_files(directory: str, skip: str = "") -> bool:
     for dirpath, dirnames, filenames in os.walk(directory):
+        if dirpath == directory and skip:
+            filenames = [f for f in filenames if f != skip]
+            dirnames[:] = [d for d in dirnames if d != skip]
         # os.walk lists symlinks to directories among dirnames; they count as content.
         if filenames or any(Path(dirpath, d).is_symlink() for d in dirnames):
             return True
@@ -74,8 +90,9 @@ def _points_to_admin(main: repo.MainRepo, dotgit: Path) -> bool:
     return admin == Path(main.common_dir, "worktrees")
 
 
-def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str) -> bool:
-    """True when every file under `path` is the file `commit` holds there, unchanged."""
+def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str, view: bool) -> bool:
+    """True when every file under `path` is the file `commit` holds there, unchanged (but
+    for swarmforge's own `.swarmforge` view, if `view`)."""
     fd, scratch = tempfile.mkstemp(prefix="swarmforge-check-", suffix=".index", dir=main.common_dir)
     os.close(fd)
     Path(scratch).unlink()  # git writes the index afresh; an empty file would be a corrupt one
@@ -93,7 +110,8 @@ def _partial_checkout_of(main: repo.MainRepo, path: str, commit: str) -> bool:
             if os.path.lexists(leftover):
                 Path(leftover).unlink()
     statuses = changes.split("\0")[0::2]
-    return not others and all(s in ("D", "") for s in statuses)
+    extra = [name for name in others.split("\0") if name and not (view and name == STATE_DIR)]
+    return not extra and all(s in ("D", "") for s in statuses)
 
 
 def discard_locked(main: repo.MainRepo, path: str) -> None:

@@ -9,15 +9,14 @@ variants of the functions that would take it again.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from swarmforge import statedir
 from swarmforge.layout import GIT_LOCK
 from swarmforge.locks import Exclusive
 
 
 def lock_path(root: str) -> str:
     """The lock file of the project at `root`."""
-    return str(Path(root, GIT_LOCK))
+    return statedir.path(root, GIT_LOCK)
 
 
 def git_lock(root: str) -> Exclusive:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.filewrite import move_noreplace
 from swarmforge.layout import NESTED_KEPT
 from swarmforge.times import compact
@@ -41,7 +42,7 @@ def keep_aside(root: str, name: str, worktree: str) -> list[tuple[str, str]]:
     inside = repositories_in(worktree, is_checkout=True)
     if not inside:
         return []
-    base = Path(root, NESTED_KEPT, f"{name}-{compact(micro=True)}")
+    base = Path(statedir.path(root, NESTED_KEPT), f"{name}-{compact(micro=True)}")
     moved = []
     for rel in inside:
         target = base / rel

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.filewrite import move_noreplace
 from swarmforge.layout import HANDOFFS, ORPHANED_MAILBOXES
 from swarmforge.times import compact
@@ -23,10 +25,10 @@ def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
 
     Returns where it went, or None when it held nothing but empty directories.
     """
-    mailbox = Path(worktree, HANDOFFS)
+    mailbox = Path(statedir.path(worktree, HANDOFFS))
     if not mailbox.is_dir() or not _holds_files(mailbox):
         return None
-    parent = Path(root, ORPHANED_MAILBOXES)
+    parent = Path(statedir.path(root, ORPHANED_MAILBOXES))
     parent.mkdir(parents=True, exist_ok=True)
     stamp = compact(micro=True)
     target = str(parent / f"{name}-{stamp}")
@@ -39,6 +41,17 @@ def keep_mailbox(root: str, name: str, worktree: str) -> str | None:
     raise FileExistsError(target)
 
 
+def drop_state(worktree: str) -> None:
+    """Remove what is left of the state of a removed worktree (statedir.py), once its mailbox
+    items were kept (`keep_mailbox`): empty directories only; anything else stays."""
+    state = Path(statedir.of(worktree))
+    if state.parent == Path(worktree) or not state.is_dir():
+        return
+    if any(p.name != statedir.VIEW_MADE for p in state.rglob("*") if not p.is_dir()):
+        return
+    shutil.rmtree(state, ignore_errors=True)
+
+
 def restore_mailbox(kept: str, worktree: str) -> None:
     """Put a mailbox moved away by `keep_mailbox` back into its worktree."""
-    move_noreplace(kept, str(Path(worktree, HANDOFFS)))
+    move_noreplace(kept, statedir.path(worktree, HANDOFFS))

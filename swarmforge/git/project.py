@@ -10,11 +10,13 @@ from swarmforge.filewrite import atomic_write
 from swarmforge.git import repo
 from swarmforge.git.command import FALLBACK_IDENTITY, git
 from swarmforge.git.lock import git_lock
-from swarmforge.layout import DRAFTS_DIR, STATE_DIRS
+from swarmforge.layout import DRAFTS_DIR, STATE_DIR, WORKTREES_DIR
 
 # Our state, and the agents' handoff drafts at the top of each checkout, which are
 # never work to commit (a `tmp/` deeper down is the project's own business).
-EXCLUDED = (*(f"{name}/" for name in STATE_DIRS), f"/{DRAFTS_DIR}/")
+# `.swarmforge` is a symbolic link in each checkout (statedir.py), which a pattern ending
+# in "/" (a directory) would not match; the worktrees are directories.
+EXCLUDED = (STATE_DIR, f"{WORKTREES_DIR}/", f"/{DRAFTS_DIR}/")
 
 
 def main_checkout(root: str) -> repo.Checkout:
@@ -45,12 +47,15 @@ def identity_config(path: str) -> tuple[str, ...]:
 
 
 def _spellings(pattern: str) -> set[str]:
-    bare = pattern.rstrip("/")
+    """The lines of info/exclude that say the same as `pattern`, or more."""
+    bare = pattern.strip("/")
+    if not pattern.endswith("/"):
+        return {bare, f"/{bare}"}  # a file, link or directory: "name/" would not say it
     return {bare, f"{bare}/", f"/{bare}", f"/{bare}/"}
 
 
 def ensure_excludes_locked(common_dir: str | os.PathLike[str]) -> bool:
-    """Add `.swarmforge/`, `.worktrees/` and `/tmp/` to info/exclude if missing; the caller
+    """Add `.swarmforge`, `.worktrees/` and `/tmp/` to info/exclude if missing; the caller
     holds the lock.
 
     info/exclude lives in the common git dir, so it applies to every worktree:

@@ -14,7 +14,7 @@ from swarmforge.git import leftovers, nested, repo
 from swarmforge.git.command import git, run
 from swarmforge.git.lock import git_lock
 from swarmforge.git.names import check_component
-from swarmforge.git.orphans import keep_mailbox, restore_mailbox
+from swarmforge.git.orphans import drop_state, keep_mailbox, restore_mailbox
 from swarmforge.git.project import find_project
 from swarmforge.git.rescue import check_rescue_ref, is_dirty, rescue_locked
 from swarmforge.git.worktrees import recover_locked, worktree_path
@@ -50,11 +50,16 @@ def remove(root: str, name: str, *, rescue_ref: str | None) -> Removal:
         if name in recover_locked(main):
             return Removal(name, path, existed, None, None)
         if not existed:
-            return Removal(name, path, leftovers.forget_locked(main, path), None, None)
+            # Its state lies out of its reach (statedir.py): the mail in it is kept.
+            mailbox = keep_mailbox(main.workdir, name, path)
+            drop_state(path)
+            return Removal(name, path, leftovers.forget_locked(main, path), None, mailbox)
         if repo.open_checkout(path) is None:
             leftovers.refuse_unless_leftover(main, "remove", name, path, ())
             leftovers.discard_locked(main, path)
-            return Removal(name, path, True, None, None)
+            mailbox = keep_mailbox(main.workdir, name, path)
+            drop_state(path)
+            return Removal(name, path, True, None, mailbox)
         return _remove_checkout_locked(main, name, path, rescue_ref)
 
 
@@ -67,6 +72,7 @@ def _remove_checkout_locked(
     # A plain remove refuses a worktree with changes or untracked files, so for
     # a clean one, the common case, this one git call both checks and removes.
     if run(main.workdir, "worktree", "remove", path).ok:
+        drop_state(path)
         return Removal(name, path, True, None, mailbox, kept)
     try:
         rescued = _rescue_or_refuse(main, name, path, rescue_ref)
@@ -77,6 +83,7 @@ def _remove_checkout_locked(
             if mailbox is not None:
                 restore_mailbox(mailbox, path)
         raise
+    drop_state(path)
     return Removal(name, path, True, rescued, mailbox, kept)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmforge.errors import SwarmforgeError
-from swarmforge.projectroot import common_dir
+from swarmforge.statedir import common_dir
 
 
 @dataclass(frozen=True)

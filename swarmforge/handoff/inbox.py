@@ -18,17 +18,18 @@ def deliver_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
     return queue_copy(box, name, copy)
 
 
-def queue_copy(box: Mailbox, name: str, copy: message.Handoff) -> bool:
-    """Publish `copy` as `name` in inbox/new/; False if one was there already.
+def queue_copy(box: Mailbox, name: str, copy: message.Handoff, into: str = Box.NEW) -> bool:
+    """Publish `copy` as `name` in inbox/new/ (or `into` another box); False if one was there
+    already.
 
     Written under a temporary name and linked in, so a reader never sees part of it.
     """
-    box.ensure(Box.NEW)
-    final = box.path(Box.NEW, name)
+    box.ensure(into)
+    final = box.path(into, name)
     tmp = filewrite.temp_name(final)
     filewrite.write_new(tmp, copy.render())
     made = filewrite.publish(tmp, final)
-    fsutil.fsync_dir(box.path(Box.NEW))
+    fsutil.fsync_dir(box.path(into))
     return made
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge import filewrite, fsutil, text
+from swarmforge import filewrite, fsutil, statedir, text
 from swarmforge.errors import Refused
-from swarmforge.layout import HANDOFFS
+from swarmforge.layout import HANDOFFS_NAME, STATE_DIR
 
 SUFFIX = ".handoff"
 BATCH_PREFIX = "batch_"
@@ -32,6 +32,10 @@ class Box:
     NEW = os.path.join("inbox", "new")
     IN_PROCESS = os.path.join("inbox", "in_process")
     COMPLETED = os.path.join("inbox", "completed")
+
+
+# The boxes a received copy moves through, in that order.
+FLOW = (Box.NEW, Box.IN_PROCESS, Box.COMPLETED)
 
 
 class UnsafeMailbox(Refused):
@@ -67,21 +71,23 @@ class WorktreeGone(UnsafeMailbox):
 class Mailbox:
     """The mailbox of the worktree at `worktree` (`<worktree>/.swarmforge/handoffs`)."""
 
-    __slots__ = ("root", "worktree")
+    __slots__ = ("root", "state", "worktree")
 
     def __init__(self, worktree: str) -> None:
         self.worktree = os.path.abspath(worktree)
-        self.root = os.path.join(self.worktree, HANDOFFS)
+        self.state = statedir.of(self.worktree)  # where the mailbox lies: statedir.py
+        self.root = os.path.join(self.state, HANDOFFS_NAME)
 
     def path(self, box: str, name: str = "") -> str:
         """The path of `name` in `box` (or of the box itself)."""
         return os.path.join(self.root, box, name) if name else os.path.join(self.root, box)
 
     def _chain(self, box: str) -> list[str]:
-        """Every directory from `.swarmforge` down to `box` ("" for the mailbox root)."""
-        chain = []
-        here = self.worktree
-        for part in [*HANDOFFS.split(os.sep), *(box.split(os.sep) if box else [])]:
+        """Every directory from the checkout's state directory down to `box` ("" for the
+        mailbox root)."""
+        chain = [self.state, self.root]
+        here = self.root
+        for part in box.split(os.sep) if box else []:
             here = os.path.join(here, part)
             chain.append(here)
         return chain
@@ -116,6 +122,8 @@ class Mailbox:
         self.check(*boxes)
         if not os.path.isdir(self.worktree):
             raise WorktreeGone(self.worktree)
+        if self.state != os.path.join(self.worktree, STATE_DIR):
+            fsutil.makedirs(os.path.dirname(self.state))  # out of the checkout: statedir.py
         for box in boxes or ("",):
             for path in self._chain(box):
                 try:
@@ -124,6 +132,7 @@ class Mailbox:
                     fsutil.narrow_dir(path)
         # Looked at again: something may have been put in place between the check and mkdir.
         self.check(*boxes)
+        statedir.ensure(self.worktree)  # the checkout's view of it, for agents and people
 
     def items(self, box: str) -> list[str]:
         """Absolute paths of the queue items in `box`, in file-name order."""
@@ -143,10 +152,14 @@ class Mailbox:
             and e.is_dir(follow_symlinks=False)
         )
 
-    def locate(self, name: str) -> tuple[str, str] | None:
+    def locate(
+        self, name: str, order: tuple[str, ...] = (Box.COMPLETED, Box.IN_PROCESS, Box.NEW)
+    ) -> tuple[str, str] | None:
         """(box, path) of the copy named `name` on the receiving side: queued, in process or
-        completed, alone or in a batch; None if this mailbox never received it."""
-        for box in (Box.COMPLETED, Box.IN_PROCESS, Box.NEW):
+        completed, alone or in a batch; None if this mailbox never received it. Where two
+        are, the first in `order` (`FLOW` finds one that moves on meanwhile all the same).
+        """
+        for box in order:
             path = self.path(box, name)
             if os.path.lexists(path):
                 return box, path

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import filewrite, fsutil, times
+from swarmforge import filewrite, fsutil, statedir, times
 from swarmforge.handoff import message
 from swarmforge.handoff.mailbox import Box, Mailbox, move
 
 
 def sender(path: str) -> Mailbox:
-    """The mailbox whose outbox holds `path` (<worktree>/.swarmforge/handoffs/outbox/X)."""
-    return Mailbox(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path)))))
+    """The mailbox whose outbox holds `path` (`handoffs/outbox/X` in a checkout's state)."""
+    top = statedir.checkout_of(path)
+    if top is None:
+        raise ValueError(f"{path} lies in no mailbox")
+    return Mailbox(top)
 
 
 def install(box: Mailbox, name: str, handoff: message.Handoff) -> str:

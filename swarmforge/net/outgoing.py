@@ -16,7 +16,7 @@ from pathlib import Path
 
 from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
-from swarmforge.handoff import commitcheck, message
+from swarmforge.handoff import commitcheck, message, outbox
 from swarmforge.handoff.outcome import Undeliverable
 from swarmforge.net import hub as hubs
 from swarmforge.net.transport import Transport
@@ -65,5 +65,5 @@ def send(
 
 
 def _worktree_of(outbox_file: str) -> str:
-    """The worktree whose outbox holds `outbox_file` (<worktree>/.swarmforge/handoffs/outbox/X)."""
-    return str(Path(outbox_file).parents[3])
+    """The worktree whose outbox holds `outbox_file`."""
+    return outbox.sender(outbox_file).worktree

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmforge import statedir
 from swarmforge.events import EventLog
 from swarmforge.layout import RUNS_DIR
 from swarmforge.run.dispatch import Dispatch, Progress
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 def runs_dir(root: str) -> str:
     """Where the project's planned runs live."""
-    return str(Path(root) / RUNS_DIR)
+    return statedir.path(root, RUNS_DIR)
 
 
 class Orchestrator:

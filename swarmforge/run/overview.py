@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from swarmforge import filewrite
+from swarmforge import filewrite, statedir
 from swarmforge.layout import RUNS_DIR
 from swarmforge.run.journal.events import TaskEnqueued, TaskState
 from swarmforge.run.journal.replay import read_states
@@ -57,7 +57,7 @@ def keep_spec(run_dir: str, spec_json: str) -> None:
 
 def run_dirs(root: str) -> list[str]:
     """The directories of the project's runs, by name."""
-    base = Path(root) / RUNS_DIR
+    base = Path(statedir.path(root, RUNS_DIR))
     found = sorted(base.iterdir()) if base.is_dir() else []
     return [str(d) for d in found if d.is_dir()]
 

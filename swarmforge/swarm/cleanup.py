@@ -6,7 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from swarmforge import roletable
+from swarmforge import roletable, statedir
 from swarmforge.config import sessionlock, sessionrecord
 from swarmforge.daemon import stopping
 from swarmforge.daemon.paths import Paths
@@ -30,7 +30,7 @@ def _stale_pid_files(root: str) -> list[str]:
     daemon = Paths(root)
     removed = []
     for pid_file, lock in (
-        (Path(root, RUNNER_PID), str(Path(root, RUNNER_LOCK))),
+        (Path(statedir.path(root, RUNNER_PID)), statedir.path(root, RUNNER_LOCK)),
         (Path(daemon.pid), daemon.lock),
     ):
         if pid_file.exists() and not is_held(lock):

@@ -6,14 +6,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from swarmforge import filewrite, times
+from swarmforge import filewrite, fsutil, statedir, times
 from swarmforge.config import rolerecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.settings import load_settings
 from swarmforge.git import intents, names, repo, worktrees
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.layout import LOGS_DIR, REMOTE_TSV, ROLES_TSV, STATE_DIR
+from swarmforge.layout import LOGS_DIR, REMOTE_TSV, ROLES_TSV
 from swarmforge.ports import assign_ports, is_bound, project_identity
 from swarmforge.swarm.bootstrap import marks, worktree
 
@@ -120,18 +120,19 @@ def write_roles_tsv(
     rows = [r.entry(r.path).row() for r in roles]
     elsewhere = [specs[name] for name in specs if name in (remote or {})]
     rows += [spec.entry(spec.worktree_path(root)).row() for spec in elsewhere]
-    Path(root, STATE_DIR).mkdir(parents=True, exist_ok=True)
+    fsutil.makedirs(statedir.of(root))
+    statedir.ensure(root)  # the main checkout's view of it, `.swarmforge`
     remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
-    remote_path = Path(root, REMOTE_TSV)
+    remote_path = Path(statedir.path(root, REMOTE_TSV))
     if remote_rows:
         filewrite.atomic_write(str(remote_path), remote_rows.encode())
     elif os.path.lexists(remote_path):
         remote_path.unlink()
-    filewrite.atomic_write(str(Path(root, ROLES_TSV)), "".join(rows).encode())
+    filewrite.atomic_write(statedir.path(root, ROLES_TSV), "".join(rows).encode())
 
 
 def log_file(root: str, name: str) -> str:
     """The log of role (or component) `name` under `.swarmforge/logs/`."""
-    logs = Path(root, LOGS_DIR)
+    logs = Path(statedir.path(root, LOGS_DIR))
     logs.mkdir(parents=True, exist_ok=True)
     return str(logs / f"{name}.log")

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from swarmforge import filewrite
+from swarmforge import filewrite, statedir
 from swarmforge.agents import commands
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.environment import agent_env
@@ -122,7 +122,7 @@ def command(
     loop = [sys.executable, "-m", "swarmforge", "role-loop", "--project", root, record.name]
     path = env.get("PATH")
     if not record.is_exec:
-        agent(record.agent).prepare(str(Path(root, BIN_DIR)), path)
+        agent(record.agent).prepare(statedir.path(root, BIN_DIR), path)
     if runs_loop(root, config, record, backend):
         if not record.is_exec:
             # A missing agent is reported when the role starts, not at its first item.

@@ -13,7 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from swarmforge import filewrite
+from swarmforge import filewrite, statedir
 from swarmforge.git.guard import GUARDED, VALUED
 from swarmforge.layout import BIN_DIR, SCRIPTS
 from swarmforge.proc import spawn
@@ -58,7 +58,7 @@ def _without(path: str, directory: Path) -> str:
 
 def write(root: str, python: str | None = None) -> str:
     """Write every helper script under `<root>/.swarmforge/bin/`; that directory."""
-    directory = Path(root, BIN_DIR)
+    directory = Path(statedir.path(root, BIN_DIR))
     directory.mkdir(parents=True, exist_ok=True)
     python = python or sys.executable
     scripts = {name: script_text(args, python) for name, args in SCRIPTS.items()}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarmforge import tagging
+from swarmforge import statedir, tagging
 from swarmforge.config import sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.layout import RUNNER_LOCK, RUNNER_PID
@@ -18,7 +18,7 @@ from swarmforge.locks import is_held
 def is_running(root: str, record: SessionRecord) -> bool:
     """True if the run's backend still runs (the runner, or the tmux server with a session)."""
     if record.backend == "headless":
-        return is_held(str(Path(root, RUNNER_LOCK)))
+        return is_held(statedir.path(root, RUNNER_LOCK))
     from swarmforge.tmux.server import Tmux, project_socket
 
     tmux = Tmux(project_socket(root))
@@ -29,8 +29,8 @@ def stop_processes(root: str, record: SessionRecord | None) -> list[int]:
     """End the runner, the tmux sessions and every process tagged with the run; the pids."""
     ended: list[int] = []
     if record is not None:
-        pid_file = Path(root, RUNNER_PID)
-        lock = str(Path(root, RUNNER_LOCK))
+        pid_file = Path(statedir.path(root, RUNNER_PID))
+        lock = statedir.path(root, RUNNER_LOCK)
         if record.runner_pid and is_held(lock):
             ended += tagging.terminate_tree(record.runner_pid)
         from swarmforge.tmux.server import Tmux, project_socket

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.git.repo import find_main
 from swarmforge.layout import DAEMON_DIR, HANDOFFS, LOGS_DIR, STATE_DIR, WORKTREES_DIR
 from swarmforge.treewatch import TreeWatch, within
@@ -54,8 +55,8 @@ class Changes:
         self.poke = poke
         # Strings, as the watch reports the paths that changed.
         project = Path(root)
-        self.state_dir = str(project / STATE_DIR)
-        self.quiet = {str(project / d) for d in NOT_STATE}
+        self.state_dir = statedir.of(root)
+        self.quiet = {statedir.path(root, d) for d in NOT_STATE}
         self.quiet.add(str(project / WORKTREES_DIR))  # each role's worktree is a tree
         main = find_main(root)
         self.branches = str(Path(main.common_dir, "refs", "heads")) if main else None
@@ -77,7 +78,7 @@ class Changes:
     def aim(self, worktrees: Iterable[str]) -> bool:
         """Watch these role worktrees from now on; True if that changed anything."""
         trees = sorted(set(worktrees))
-        mailboxes = [str(Path(t, HANDOFFS)) for t in trees if t != self.root]
+        mailboxes = [statedir.path(t, HANDOFFS) for t in trees if t != self.root]
         with self.lock:
             self.mailboxes = (self.state_dir, *mailboxes)
         wanted = [self.state_dir, *mailboxes, *trees]

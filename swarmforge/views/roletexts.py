@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from swarmforge import statedir
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import items_in
 from swarmforge.layout import LOGS_DIR
@@ -15,7 +16,7 @@ DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
 
 def output(root: str, role: str, lines: int = 200) -> str:
     """The last `lines` lines of the role's output log, or a sentence saying there is none."""
-    path = Path(root, LOGS_DIR, role + ".log")
+    path = Path(statedir.path(root, LOGS_DIR), role + ".log")
     try:
         with path.open("rb") as log:
             log.seek(max(0, os.fstat(log.fileno()).st_size - OUTPUT_BYTES))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from swarmforge import events
+from swarmforge import events, statedir
 from swarmforge.config import sessionrecord
 from swarmforge.daemon.budget.limits import Limits, limits
 from swarmforge.daemon.budget.reported import Log, already_reported, remember
@@ -25,7 +25,7 @@ def check(root: str, log: Log) -> list[dict[str, object]]:
     record = sessionrecord.load(root)
     if record is None or record.state != "running":
         return []
-    path = Path(root) / BUDGET_STATE
+    path = Path(statedir.path(root, BUDGET_STATE))
     reported = already_reported(path, record.run_id, log)
     swarm_due = budgets.swarm is not None and SWARM not in reported
     roles_due = {n for n in budgets.roles if _role_scope(n) not in reported}

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from swarmforge import filewrite, fsutil, times
+from swarmforge import filewrite, fsutil, statedir, times
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.layout import SETUP_FAILED_DIR
 
@@ -38,7 +38,7 @@ _FAILURE = TypeAdapter(SetupFailure)
 
 def mark_path(root: str, role: str) -> Path:
     """Where the setup-failed mark of `role` lives."""
-    return Path(root, SETUP_FAILED_DIR, f"{role}.json")
+    return Path(statedir.path(root, SETUP_FAILED_DIR), f"{role}.json")
 
 
 def failure(root: str, role: str) -> SetupFailure | None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from swarmforge import filewrite, logfile, tagging
+from swarmforge import filewrite, logfile, statedir, tagging
 from swarmforge.agents import probe
 from swarmforge.config import sessionrecord
 from swarmforge.config.conf import load_config
@@ -63,8 +63,8 @@ def _save_pids(root: str, children: dict[str, Child]) -> None:
 
 def serve(root: str) -> None:
     """Supervise the run of the project at `root` until SIGTERM."""
-    pid_file = Path(root, RUNNER_PID)
-    with FileLock(str(Path(root, RUNNER_LOCK)), what="the swarm runner"):
+    pid_file = Path(statedir.path(root, RUNNER_PID))
+    with FileLock(statedir.path(root, RUNNER_LOCK), what="the swarm runner"):
         log = _logger(root)
         doorbell = Doorbell()
         stopping = []

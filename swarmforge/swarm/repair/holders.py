@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmforge import roletable
+from swarmforge import roletable, statedir
 from swarmforge.layout import ROLES_TSV
 from swarmforge.swarm.status.role import RoleStatus
 from swarmforge.swarm.status.summary import status
@@ -43,7 +43,7 @@ def holders(root: str) -> list[Holder]:
 
 def _table(root: str) -> list[tuple[str, str]]:
     """(role, path) of each role in roles.tsv; none if there is no table."""
-    if not Path(root, ROLES_TSV).is_file():
+    if not Path(statedir.path(root, ROLES_TSV)).is_file():
         return []
     return [(name, entry.path) for name, entry in roletable.read_roles(root).items()]
 

@@ -6,11 +6,11 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from swarmforge import events
+from swarmforge import events, statedir
 from swarmforge.agents.environment import remove_temp_dirs
 from swarmforge.config import sessionlock, sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
-from swarmforge.daemon import stopping
+from swarmforge.daemon import keeping, stopping
 from swarmforge.git import names, removing
 from swarmforge.layout import REMOTE_TSV, ROLES_TSV
 from swarmforge.swarm.capturing import capture_roles
@@ -41,9 +41,8 @@ def _purge(
             progress(f"kept the repository {rel} of worktree {role.worktree} at {target}")
     sessionrecord.remove(root)
     for table in (REMOTE_TSV, ROLES_TSV):
-        path = Path(root, table)
-        if path.exists():
-            path.unlink()
+        Path(statedir.path(root, table)).unlink(missing_ok=True)
+    keeping.forget(root)  # the run's mail is done with: what was pending was kept above
     return removed, rescued
 
 

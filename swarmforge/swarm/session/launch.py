@@ -9,7 +9,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from swarmforge import tagging
+from swarmforge import statedir, tagging
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import SessionRecord
@@ -56,7 +56,7 @@ def start(
         # The runner paces its agents' starts itself; `up` tells how far it got.
         agents = [role.name for role in marks.ready(root, record.roles) if not role.is_exec]
         caps = load_settings(root).start
-        running = partial(is_held, str(Path(root, RUNNER_LOCK)))
+        running = partial(is_held, statedir.path(root, RUNNER_LOCK))
         follow(root, record.run_id, agents, caps, since, running, progress)
 
 
@@ -99,8 +99,8 @@ def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
     with Path(placement.log_file(root, "runner")).open("ab") as log:
         detach.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
-    pid_file = Path(root, RUNNER_PID)
-    lock = str(Path(root, RUNNER_LOCK))
+    pid_file = Path(statedir.path(root, RUNNER_PID))
+    lock = statedir.path(root, RUNNER_LOCK)
     if wait_until(lambda: is_held(lock) and pid_file.exists(), START_TIMEOUT):
         return int(pid_file.read_text(encoding="ascii").strip())
     raise SwarmforgeError(

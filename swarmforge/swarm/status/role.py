@@ -13,7 +13,7 @@ from swarmforge.config.sessionrecord import SessionRecord
 from swarmforge.daemon.budget import limits, spent
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import Box, Mailbox
-from swarmforge.projectroot import git_dir_of
+from swarmforge.statedir import git_dir_of
 from swarmforge.swarm import disk
 from swarmforge.swarm.bootstrap.marks import SetupFailure, failure
 from swarmforge.swarm.portholders import PortHolder

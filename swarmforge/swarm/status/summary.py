@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
 from swarmforge.daemon import running
+from swarmforge.daemon.held import Held
+from swarmforge.daemon.held import read as held_mail
 from swarmforge.daemon.paths import Paths
 from swarmforge.git import command
 from swarmforge.swarm.portholders import port_holders
@@ -36,6 +38,7 @@ class SwarmStatus:
     tmux_socket: str | None = None
     budget: int | None = None  # the tokens every role together may spend in the run
     cross: CrossHost | None = None  # with [transport]: the other hosts and their roles
+    held: tuple[Held, ...] = ()  # outbox files the daemon can deliver to nobody yet
 
     def as_json(self) -> dict[str, object]:
         """The shape `swarmforge status --json` prints."""
@@ -55,6 +58,7 @@ class SwarmStatus:
             "roles": [role.as_json() for role in self.roles],
             "rescues": self.rescues,
             "budget": self.budget,
+            "held": [{"name": h.name, "path": h.path, "reason": h.reason} for h in self.held],
         }
         if self.cross is not None:
             self.cross.extend_json(shown, [role.as_json() for role in self.roles])
@@ -89,6 +93,7 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
             rescues(root),
             budget=budgets(root).swarm,
             cross=cross_host(root, None) if hosts else None,
+            held=tuple(held_mail(root)),
         )
     now = time.time()
     stall_after = stall_seconds(root)
@@ -111,4 +116,5 @@ def status(root: str, sizes: bool = False, hosts: bool = False) -> SwarmStatus:
         tmux_socket=project_socket(root) if record.backend == "tmux" else None,
         budget=limits.swarm,
         cross=cross_host(root, record) if hosts else None,
+        held=tuple(held_mail(root)),
     )

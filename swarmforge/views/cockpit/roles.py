@@ -14,6 +14,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from swarmforge import statedir
 from swarmforge.layout import LOGS_DIR
 from swarmforge.views import roletexts
 from swarmforge.views.cockpit.hub import PING, Hub
@@ -71,7 +72,7 @@ async def elsewhere(request: Request, exc: Exception) -> Response:
 
 async def _output(root: str, role: str) -> AsyncIterator[dict[str, str]]:
     """A role's output log, sent again whenever it grows."""
-    log = Path(root, LOGS_DIR, role + ".log")
+    log = Path(statedir.path(root, LOGS_DIR), role + ".log")
     seen: tuple[int, int] | None = (-1, -1)
     while True:
         try:
