@@ -478,3 +478,28 @@ def test_an_empty_log_says_so(project: Project) -> None:
     log = statedir.path(str(project.root), EVENTS_LOG)  # named where it lies
     assert (r.returncode, r.stdout, r.stderr) == (0, "", f"no events in {log}\n")
     assert sf("events", "--json", cwd=project.root).stderr == ""  # JSON Lines: nothing at all
+
+
+def test_follow_follows_a_session_resumed_after_a_down_and_ends_with_its_next_down(
+    repo: Path,
+) -> None:
+    make_swarm(repo, "window lint exec lint task true\n")
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
+    assert sf("down", cwd=repo).returncode == 0
+    assert sf("up", "--backend", "headless", cwd=repo).returncode == 0  # the same run again
+    follower = subprocess.Popen(
+        [SWARMFORGE, "events", "--follow", "--json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(3)  # its first down is in the log: still following the resumed session
+        assert follower.poll() is None
+    finally:
+        assert sf("down", cwd=repo).returncode == 0
+    out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 0 and err == ""
+    downs = [json.loads(line) for line in out.splitlines() if '"swarm-down"' in line]
+    assert len(downs) == 2 and json.loads(out.splitlines()[-1])["kind"] == "swarm-down"

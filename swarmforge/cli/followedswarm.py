@@ -33,7 +33,11 @@ class Swarm:
         """True once the swarm has stopped: its swarm-down is among `seen`, or it has been
         gone for GRACE seconds without one (a killed runner writes none)."""
         if any(e.get("kind") == "swarm-down" and e.get("run_id") == self.run_id for e in seen):
-            return True
+            # A session stopped and resumed since keeps its run id: only a swarm that no
+            # longer runs has stopped for good.
+            self.checked = time.monotonic()
+            if self._running() != self.run_id:
+                return True
         now = time.monotonic()
         if self.gone_at is not None:
             return now - self.gone_at >= GRACE
