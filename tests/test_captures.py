@@ -12,6 +12,7 @@ from swarmforge import statedir
 from swarmforge.config import sessionrecord
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import captures, guard
+from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import NESTED_KEPT
 from tests.support import git, kick, make_swarm, retry_until
 from tests.support import run_cli as sf
@@ -178,7 +179,7 @@ def test_the_git_on_a_roles_path_captures_before_it_destroys_and_guards_other_ro
         assert record is not None
         kick(record, "wrecker", "keeper")
         tree = Path(record.role("wrecker").path)  # type: ignore[union-attr]
-        done = tree / "refused.txt"  # its mailbox is no sign: `clean -fdx` removes it
+        done = tree / "refused.txt"
         retry_until(lambda: done.is_file() and "exit" in done.read_text(), timeout=30)
         made = {c.trigger: c for c in captures.listed(str(repo), "wrecker")}
         # Before the reset: both files; before the clean: the untracked one the reset left.
@@ -192,6 +193,10 @@ def test_the_git_on_a_roles_path_captures_before_it_destroys_and_guards_other_ro
         assert "is not this role's branch" in refused and "exit 0" not in refused
         keeper = record.role("keeper")
         assert keeper is not None and git(repo, "rev-parse", "--verify", keeper.branch)
+        # Its `clean -fdx` took only the view: the item it was working on is completed.
+        box = Mailbox(str(tree))
+        retry_until(lambda: len(box.received(Box.COMPLETED)) == 1, timeout=30)
+        retry_until(lambda: (tree / ".swarmforge").is_symlink(), timeout=5)
     finally:
         assert sf("down", cwd=repo).returncode == 0
 
