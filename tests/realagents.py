@@ -54,6 +54,8 @@ class LiveSwarm:
         self.repo = repo
         self.homes = homes
         self.server = ModelServer(self.decide)
+        self.serving = False
+        self.env: dict[str, dict[str, str]] = {}
         self.first: list[str] = []
 
     def decide(self, exchange: Exchange) -> Reply:
@@ -66,7 +68,11 @@ class LiveSwarm:
     ) -> sessionrecord.SessionRecord:
         """Start the swarm; `path`: the agents' PATH after the CLIs' directories (default:
         ours)."""
+        if self.serving:  # started again: the same homes, as a machine keeps them
+            record, _ = swarm_up(str(self.repo), "tmux", stagger=0, role_env=self.env)
+            return record
         self.server.start()
+        self.serving = True
         env = {}
         config = load_config(str(self.repo))
         for role in config.roles:
@@ -82,6 +88,7 @@ class LiveSwarm:
                 settings = tomllib.loads(toml.read_text())
                 del settings["features"]  # codex then starts its shared app-server
                 toml.write_text(tomli_w.dumps(settings))
+        self.env = env
         record, _ = swarm_up(str(self.repo), "tmux", stagger=0, role_env=env)
         return record
 

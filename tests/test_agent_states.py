@@ -8,12 +8,14 @@ import signal
 import subprocess
 import time
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from swarmforge import eventread, events
-from swarmforge.agents import evidence, hints, lifecycle, staterecord
+from swarmforge.agents import conversation, evidence, hints, lifecycle, staterecord
+from swarmforge.agents.agent import Launch
 from swarmforge.agents.claude.hooks import from_claude
 from swarmforge.agents.codex import hooks as codexhooks
 from swarmforge.agents.codex.agent import Codex
@@ -24,6 +26,7 @@ from swarmforge.agents.reports import last_report
 from swarmforge.agents.screen import prompt_line, working_line
 from swarmforge.agents.state import Evidence, Verdict, combine, said
 from swarmforge.config import sessionrecord
+from swarmforge.config.conf import parse_config
 from swarmforge.config.settings import parse_settings
 from swarmforge.daemon.paths import Paths
 from swarmforge.daemon.wake import WAKE_LINE
@@ -554,3 +557,45 @@ def test_codex_at_its_approval_dialog_is_waiting(
     press(repo, "cleaner", "y")
     shown = wait_state(repo, "cleaner", "idle", because="Stop" if hooked else "terminal status")
     assert len(tool_results(live, "cleaner")) == 1
+
+
+def test_a_hook_naming_its_session_records_the_conversation_up_resumes(tmp_path: Path) -> None:
+    env = {"SWARMFORGE_PROJECT": str(tmp_path), "SWARMFORGE_ROLE": "coder"}
+    stop = '{"hook_event_name": "Stop", "session_id": "0f6d-41"}'
+    assert hints.record(env, agent("claude"), stop)
+    assert conversation.read(str(tmp_path), "coder") is None  # no run named: not recorded
+    hints.record({**env, "SWARMFORGE_RUN_ID": "r1"}, agent("claude"), stop)
+    assert conversation.to_resume(str(tmp_path), "coder", "claude", "r1") == "0f6d-41"
+    assert conversation.to_resume(str(tmp_path), "coder", "claude", "r2") is None  # a new run
+    assert conversation.to_resume(str(tmp_path), "coder", "codex", "r1") is None  # a new agent
+    forged = '{"hook_event_name": "Stop", "session_id": "x\\u001b]2;t\\u0007"}'
+    hints.record({**env, "SWARMFORGE_RUN_ID": "r1"}, agent("claude"), forged)
+    assert conversation.to_resume(str(tmp_path), "coder", "claude", "r1") == "0f6d-41"
+    conversation.forget(str(tmp_path))
+    assert conversation.read(str(tmp_path), "coder") is None
+
+
+def test_a_resumed_agent_carries_on_its_own_session_told_that_the_swarm_started_again(
+    tmp_path: Path,
+) -> None:
+    spec = parse_config("window coder claude coder\nwindow qa codex qa\n", "conf").roles
+    launch = Launch(str(tmp_path), "/p/prompt.md", "Read swarmforge/constitution.prompt")
+    claude = agent("claude").resume_argv(spec[0], launch, "0f6d-41") or []
+    assert claude[:3] == ["claude", "--resume", "0f6d-41"]
+    assert claude[-2:] == ["--", conversation.RESUMED]
+    codex = agent("codex").resume_argv(spec[1], replace(launch, sandbox=False), "0f6d-41") or []
+    assert codex[:2] == ["codex", "resume"] and codex[-3:] == [
+        "--",
+        "0f6d-41",
+        conversation.RESUMED,
+    ]
+    # Only a session still on disk is resumed.
+    home = {"HOME": str(tmp_path)}
+    assert not agent("claude").keeps(home, "0f6d-41")
+    (tmp_path / ".claude/projects/-w").mkdir(parents=True)
+    (tmp_path / ".claude/projects/-w/0f6d-41.jsonl").write_text("{}\n")
+    assert agent("claude").keeps(home, "0f6d-41")
+    rollouts = tmp_path / ".codex/sessions/2026/12/04"
+    rollouts.mkdir(parents=True)
+    (rollouts / "rollout-2026-12-04T10-00-00-0f6d-41.jsonl").write_text("{}\n")
+    assert agent("codex").keeps(home, "0f6d-41") and not agent("codex").keeps(home, "0f6d")

@@ -126,7 +126,8 @@ setup = ["echo about to fail; echo boom >&2; exit 3", "echo never > never.txt"]
         assert r.returncode == 1
         last = r.stderr.strip().splitlines()[-1]
         assert last.startswith("role bad not started: setup command `echo about to fail;")
-        assert "exited 3" in last and str(repo / ".swarmforge" / "logs" / "bad.log") in last
+        log = (repo / ".swarmforge" / "logs" / "bad.log").resolve()  # where the state lies
+        assert "exited 3" in last and str(log) in last
         assert "role bad setup-failed" in r.stderr  # said while it happened too
         assert not (worktree(repo, "bad") / "never.txt").exists()
         retry_until(lambda: role_json(repo, "good")["alive"] is True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import psutil
@@ -14,12 +16,13 @@ import pytest
 import tomli_w
 
 from swarmforge import tagging
-from swarmforge.agents import lifecycle
+from swarmforge.agents import conversation, lifecycle
 from swarmforge.config.scaffold import packs
 from swarmforge.daemon.wake import TmuxWaker
+from swarmforge.rehearse.wire import Exchange
 from swarmforge.swarm.session.down import down
 from swarmforge.tmux.server import project_socket
-from tests.realagents import LiveSwarm, agents_path, tool_results
+from tests.realagents import OPENING, LiveSwarm, agents_path, tool_results
 from tests.support import git, make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -215,6 +218,49 @@ def test_a_killed_agent_is_shown_exited_and_restarted_with_its_prompt(
     assert process["exit_code"] == 128 + signal.SIGKILL
     shown = sf("status", cwd=repo).stdout
     assert f"restarted 1 time(s); last exit {128 + signal.SIGKILL}" in shown
+
+
+@pytest.mark.slow
+def test_after_a_reboot_up_resumes_each_agents_conversation(repo: Path, live: LiveSwarm) -> None:
+    make_swarm(
+        repo,
+        "window coder claude master\nwindow cleaner codex cleaner\n",
+        prompts={"coder": "Code.\n", "cleaner": "Clean.\n"},
+    )
+    record = live.up()
+    roles = ("coder", "cleaner")
+    for role in roles:
+        live.wait_openings(role, 1)
+    # Their hooks name each agent's own session, for the next `up` of the run.
+    said = lambda: [conversation.read(str(repo), role) for role in roles]  # noqa: E731
+    retry_until(lambda: all(said()), timeout=60)
+    assert [c.agent for c in said() if c] == ["claude", "codex"]
+
+    # A reboot: every process of the swarm and its tmux server gone at once, and the
+    # server's socket with them (a /tmp on tmpfs).
+    socket = project_socket(str(repo))
+    tmux = ["tmux", "-L", socket, "display-message", "-p"]
+    server = int(subprocess.run([*tmux, "#{pid}"], capture_output=True, text=True).stdout)
+    path = subprocess.run([*tmux, "#{socket_path}"], capture_output=True, text=True).stdout
+    for process in [*tagging.tagged(str(repo), record.run_id), psutil.Process(server)]:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    retry_until(lambda: tagging.tagged(str(repo)) == [] and not psutil.pid_exists(server))
+    Path(path.strip()).unlink(missing_ok=True)
+
+    assert live.up().run_id == record.run_id  # the same run, read as stopped, not a failure
+    for role in roles:
+        retry_until(lambda role=role: _resumed(live, role) != [], timeout=60)
+        [again] = _resumed(live, role)
+        assert OPENING in again.history  # the conversation it had before, carried on
+
+
+def _resumed(live: LiveSwarm, role: str) -> list[Exchange]:
+    return [
+        e
+        for e in live.server.exchanges(role)
+        if e.new_turn and not e.side and conversation.RESUMED[:40] in e.user_text
+    ]
 
 
 @pytest.mark.slow

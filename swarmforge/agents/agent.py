@@ -96,6 +96,19 @@ class Agent:
         """The argv that starts the agent of `role`."""
         return [role.agent, *role.extra_args, launch.prompt_text]
 
+    def resume_argv(self, role: RoleSpec, launch: Launch, conversation: str) -> list[str] | None:
+        """The argv that starts the agent of `role` again in its own session `conversation`
+        (agents/conversation.py), told that the swarm started again; None: it cannot."""
+        return None
+
+    def conversation(self, payload: dict[str, object]) -> str | None:
+        """The id of its own session that its hook's JSON names, or None."""
+        return None
+
+    def keeps(self, env: Mapping[str, str], conversation: str) -> bool:
+        """Whether its session `conversation` is still on disk, for it to resume."""
+        return False
+
     def headless_argv(self, role: RoleSpec, launch: Launch, prompt: str | None) -> list[str]:
         """The argv of its non-interactive mode; a None `prompt` is read from stdin."""
         raise NotImplementedError(self.name)

@@ -18,6 +18,7 @@ a turn ends); without hooks it is the only word codex says of itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass
@@ -25,9 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge import filewrite, statedir
+from swarmforge.agents import conversation
 from swarmforge.agents.codex.hooks import CODEX_NOTIFY
 from swarmforge.errors import SwarmforgeError
 from swarmforge.layout import AGENTS_DIR
+from swarmforge.tagging import RUN_TAG
 
 if TYPE_CHECKING:
     from swarmforge.agents.agent import Agent
@@ -95,8 +98,20 @@ def record(env: dict[str, str], agent: Agent, document: str) -> bool:
         return False
     if not isinstance(payload, dict):
         return False
+    _remember(env, root, role, agent, payload)
     said = agent.hint(payload)
     if said is None or _superseded(root, role, said[1]):
         return False
     write_hint(root, role, *said)
     return True
+
+
+def _remember(
+    env: dict[str, str], root: str, role: str, agent: Agent, payload: dict[str, object]
+) -> None:
+    """Record the agent's own session, which the next `up` of the run resumes."""
+    session, run_id = agent.conversation(payload), env.get(RUN_TAG)
+    if not (session and run_id):
+        return
+    with contextlib.suppress(OSError):  # a hint never fails the agent that sent it
+        conversation.record(root, role, conversation.Conversation(agent.name, session, run_id))

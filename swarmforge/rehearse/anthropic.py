@@ -33,7 +33,10 @@ def exchange(role: str, request: Json, at: float) -> Exchange:
     content = blocks(last.get("content"))
     results = [b for b in content if b.get("type") == "tool_result"]
     if last.get("role") == "user" and not results:
-        return Exchange(role, "anthropic", True, text(content), None, side, at)
+        earlier = "\n".join(
+            text(blocks(m.get("content"))) for m in messages[:-1] if m.get("role") == "user"
+        )
+        return Exchange(role, "anthropic", True, text(content), None, side, at, history=earlier)
     output = "\n".join(text(b.get("content")) for b in results) if results else None
     # A message claude's inbox took while a tool ran follows the results as a "system"
     # entry ("Another Claude session sent a message while you were working: ...").

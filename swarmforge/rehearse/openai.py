@@ -55,7 +55,14 @@ def exchange(role: str, request: Json, at: float) -> Exchange:
         return Exchange(role, "openai", False, "", "\n".join(outputs), side, at, session)
     last = items[-1] if items else {}
     if last.get("type", "message") == "message" and last.get("role") == "user":
-        return Exchange(role, "openai", True, text(last.get("content")), None, side, at)
+        earlier = "\n".join(
+            text(i.get("content"))
+            for i in items[:-1]
+            if i.get("type", "message") == "message" and i.get("role") == "user"
+        )
+        return Exchange(
+            role, "openai", True, text(last.get("content")), None, side, at, history=earlier
+        )
     return Exchange(role, "openai", False, "", None, side, at)
 
 

@@ -33,6 +33,8 @@ class Exchange:
     at: float  # time.time() on arrival
     # The command still runs after codex stopped waiting for it: its session id there.
     running: int | None = None
+    # The text of the user's messages before the last: the conversation so far.
+    history: str = ""
 
 
 @dataclass(frozen=True)

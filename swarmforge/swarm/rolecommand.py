@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from swarmforge import filewrite, statedir
-from swarmforge.agents import commands
+from swarmforge.agents import commands, conversation
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.environment import agent_env
 from swarmforge.agents.registry import agent
@@ -129,7 +129,15 @@ def command(
             spec = config.role(record.name)
             commands.require_executable(spec.agent, role=spec.name, path=path, cwd=record.path)
         return loop
-    return commands.launch_argv(config.role(record.name), launch(root, config, record), path=path)
+    spec, started = config.role(record.name), launch(root, config, record)
+    run = sessionrecord.load(root)
+    session = conversation.to_resume(root, record.name, spec.agent, run.run_id) if run else None
+    if session is not None and agent(record.agent).keeps(env, session):
+        resumed = agent(record.agent).resume_argv(spec, started, session)
+        if resumed is not None:
+            commands.require_executable(resumed[0], role=spec.name, path=path, cwd=record.path)
+            return resumed
+    return commands.launch_argv(spec, started, path=path)
 
 
 def process_env(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Agent, Launch
 from swarmforge.agents.claude import command
-from swarmforge.agents.claude.hooks import from_claude
+from swarmforge.agents.claude.hooks import from_claude, session_of
 
 if TYPE_CHECKING:
     from swarmforge.agents.homes import Blocker, Env
@@ -39,6 +39,18 @@ class Claude(Agent):
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         return command.interactive_argv(role, launch)
 
+    def resume_argv(self, role: RoleSpec, launch: Launch, conversation: str) -> list[str] | None:
+        return command.interactive_argv(role, launch, resume=conversation)
+
+    def conversation(self, payload: dict[str, object]) -> str | None:
+        return session_of(payload)
+
+    def keeps(self, env: Mapping[str, str], conversation: str) -> bool:
+        from glob import escape as glob_escape  # not on the hooks' path
+
+        # Its transcript: <config dir>/projects/<the worktree, its / as ->/<id>.jsonl
+        return any(_claude_dir(env).glob(f"projects/*/{glob_escape(conversation)}.jsonl"))
+
     def headless_argv(self, role: RoleSpec, launch: Launch, prompt: str | None) -> list[str]:
         return command.headless_argv(role, launch, prompt)
 
@@ -48,8 +60,7 @@ class Claude(Agent):
     def tokens(self, env: Mapping[str, str], cwd: str, since: float) -> Tokens:
         from swarmforge.agents.claude.tokens import claude_tokens
 
-        home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
-        return claude_tokens(env.get("CLAUDE_CONFIG_DIR") or Path(home, ".claude"), cwd, since)
+        return claude_tokens(_claude_dir(env), cwd, since)
 
     def config_path(self, env: Env) -> str:
         from swarmforge.agents.claude import trust
@@ -66,3 +77,9 @@ class Claude(Agent):
 
         # claude also asks before it uses an API key: approve the one it will see.
         return trust.with_trust(path, data, key, env.get("ANTHROPIC_API_KEY", ""))
+
+
+def _claude_dir(env: Mapping[str, str]) -> Path:
+    """Where claude keeps its sessions: CLAUDE_CONFIG_DIR, or ~/.claude, of the role's env."""
+    home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
+    return Path(env.get("CLAUDE_CONFIG_DIR") or Path(home, ".claude"))

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Launch, title
 from swarmforge.agents.claude.hooks import state_hooks
+from swarmforge.agents.conversation import RESUMED
 from swarmforge.agents.sandbox import fit
 from swarmforge.layout import SCRIPTS
 
@@ -114,10 +115,12 @@ def _inbox(role: RoleSpec, launch: Launch) -> list[str]:
     return [MESSAGING, inbox_path(launch.temp_dir)]
 
 
-def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
-    """The argv of an interactive claude for `role`."""
+def interactive_argv(role: RoleSpec, launch: Launch, resume: str | None = None) -> list[str]:
+    """The argv of an interactive claude for `role`; with `resume`, in that session of its
+    own again (conversation.py)."""
     return [
         "claude",
+        *(["--resume", resume] if resume else []),
         "--append-system-prompt-file",
         launch.prompt_file,
         "--permission-mode",
@@ -128,7 +131,7 @@ def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
         *_inbox(role, launch),
         *role.extra_args,
         "--",
-        launch.prompt_text,
+        RESUMED if resume else launch.prompt_text,
     ]
 
 

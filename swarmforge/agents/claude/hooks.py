@@ -23,6 +23,14 @@ def state_hooks() -> dict[str, object]:
     return {event: [{"matcher": "", "hooks": [hook]}] for event in CLAUDE_HOOKS}
 
 
+def session_of(payload: dict[str, object]) -> str | None:
+    """The session id a hook's JSON input names (claude's and codex's hooks both say it)."""
+    found = payload.get("session_id")
+    if isinstance(found, str) and found and found.isprintable() and len(found) <= 200:
+        return found
+    return None
+
+
 def from_claude(payload: dict[str, object]) -> tuple[str, str] | None:
     """The state and source a claude hook's JSON input says, or None for other hooks."""
     event = str(payload.get("hook_event_name", ""))

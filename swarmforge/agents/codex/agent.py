@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmforge.agents.agent import Agent, Launch
+from swarmforge.agents.claude.hooks import session_of
 from swarmforge.agents.codex import command
 from swarmforge.agents.codex.hooks import from_codex
 
@@ -44,6 +45,19 @@ class Codex(Agent):
     def argv(self, role: RoleSpec, launch: Launch) -> list[str]:
         return command.interactive_argv(role, launch)
 
+    def resume_argv(self, role: RoleSpec, launch: Launch, conversation: str) -> list[str] | None:
+        return command.interactive_argv(role, launch, resume=conversation)
+
+    def conversation(self, payload: dict[str, object]) -> str | None:
+        return session_of(payload)
+
+    def keeps(self, env: Mapping[str, str], conversation: str) -> bool:
+        from glob import escape as glob_escape  # not on the hooks' path
+
+        # Its rollout: <codex home>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl
+        pattern = f"sessions/*/*/*/rollout-*-{glob_escape(conversation)}.jsonl"
+        return any(_codex_home(env).glob(pattern))
+
     def headless_argv(self, role: RoleSpec, launch: Launch, prompt: str | None) -> list[str]:
         return command.headless_argv(role, launch, prompt)
 
@@ -53,8 +67,7 @@ class Codex(Agent):
     def tokens(self, env: Mapping[str, str], cwd: str, since: float) -> Tokens:
         from swarmforge.agents.codex.tokens import codex_tokens
 
-        home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
-        return codex_tokens(env.get("CODEX_HOME") or Path(home, ".codex"), cwd, since)
+        return codex_tokens(_codex_home(env), cwd, since)
 
     def config_path(self, env: Env) -> str:
         from swarmforge.agents.codex import trust
@@ -70,3 +83,9 @@ class Codex(Agent):
         from swarmforge.agents.codex import trust
 
         return trust.with_trust(path, data, key)
+
+
+def _codex_home(env: Mapping[str, str]) -> Path:
+    """Where codex keeps its sessions: CODEX_HOME, or ~/.codex, of the role's env."""
+    home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111 - "~" where Path.home() raises
+    return Path(env.get("CODEX_HOME") or Path(home, ".codex"))

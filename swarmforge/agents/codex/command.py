@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from swarmforge.agents.agent import Launch
 from swarmforge.agents.codex.hooks import state_hook_args
 from swarmforge.agents.codex.sandbox import make_mount_points, sandbox_args
+from swarmforge.agents.conversation import RESUMED
 
 if TYPE_CHECKING:
     from swarmforge.config.roster import RoleSpec
@@ -45,10 +46,12 @@ def _sandbox(role: RoleSpec, launch: Launch, *, interactive: bool) -> list[str]:
     )
 
 
-def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
-    """The argv of an interactive codex for `role`."""
+def interactive_argv(role: RoleSpec, launch: Launch, resume: str | None = None) -> list[str]:
+    """The argv of an interactive codex for `role`; with `resume`, `codex resume` of that
+    session of its own (conversation.py)."""
     return [
         "codex",
+        *(["resume"] if resume else []),
         "-C",
         launch.worktree_path,
         *CODEX_SHELL,
@@ -56,7 +59,7 @@ def interactive_argv(role: RoleSpec, launch: Launch) -> list[str]:
         *_sandbox(role, launch, interactive=True),
         *role.extra_args,
         "--",
-        launch.prompt_text,
+        *([resume, RESUMED] if resume else [launch.prompt_text]),
     ]
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmforge import events, statedir
+from swarmforge.agents import conversation
 from swarmforge.agents.environment import remove_temp_dirs
 from swarmforge.config import sessionlock, sessionrecord
 from swarmforge.config.sessionrecord import SessionRecord
@@ -43,6 +44,7 @@ def _purge(
     for table in (REMOTE_TSV, ROLES_TSV):
         Path(statedir.path(root, table)).unlink(missing_ok=True)
     keeping.forget(root)  # the run's mail is done with: what was pending was kept above
+    conversation.forget(root)  # and its agents' conversations: a new run starts anew
     return removed, rescued
 
 
