@@ -14,7 +14,7 @@ from swarmforge.errors import SwarmforgeError
 from swarmforge.git import captures, guard
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import NESTED_KEPT
-from tests.support import git, kick, make_swarm, retry_until
+from tests.support import Project, git, kick, make_swarm, retry_until
 from tests.support import run_cli as sf
 
 
@@ -330,3 +330,16 @@ def test_mail_for_a_removed_worktree_is_held_and_up_makes_the_worktree_again(
         retry_until(lambda: any(box.rglob("*_to_keeper.handoff")), timeout=20)
     finally:
         sf("down", cwd=repo)
+
+
+def test_gc_and_repair_say_which_roles_work_they_could_not_capture(project: Project) -> None:
+    tree = project.tree("coder")
+    (tree / ".git").write_text("gitdir: /nonexistent/worktree\n")  # no git can read it
+    for command in (["gc"], ["repair"]):
+        r = sf(*command, cwd=project.root)
+        assert r.returncode == 0, r.stderr
+        [warning] = [line for line in r.stdout.splitlines() if line.startswith("warning: ")]
+        assert warning.startswith("warning: capture of coder failed: "), r.stdout
+        said = json.loads(sf(*command, "--json", cwd=project.root).stdout)
+        [failed] = said["captures_failed"]
+        assert failed.startswith("capture of coder failed: ")

@@ -343,6 +343,7 @@ def test_json_shape(project: Project) -> None:
                 "problem": None,
             }
         ],
+        "captures_failed": [],
     }
 
 

@@ -63,6 +63,7 @@ def _gc_lines(report: GcReport, dry_run: bool) -> Iterator[str]:
     alive = "the run is alive, its processes were left alone; " if report.live else ""
     if not dry_run:
         yield alive + ("; ".join(done) or "nothing to clean up")
+        yield from (f"warning: {problem}" for problem in report.captures_failed)
     if report.artifacts is not None:
         yield from _sweep_lines(report.artifacts)
 

@@ -46,5 +46,6 @@ def _repair(ns: argparse.Namespace) -> int:
     age_limit(ns.older_than)  # a bad value is refused before the project is looked for
     report = repair(project_root(ns.project), dry_run=ns.dry_run, older_than=ns.older_than)
     said = [item.line(ns.dry_run) for item in report.repairs] or ["nothing to repair"]
+    said += [f"warning: {problem}" for problem in report.captures_failed]
     emit(ns.json, report.as_json(), said)
     return EXIT_OK if report.ok else EXIT_REFUSED

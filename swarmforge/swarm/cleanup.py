@@ -53,6 +53,7 @@ class GcReport:
     cleared: list[str] = field(default_factory=list)  # half-made worktree directories
     temporary_files: int = 0  # left in mailboxes by killed helpers
     artifacts: Sweep | None = None  # with --artifacts: ignored build output of stopped roles
+    captures_failed: list[str] = field(default_factory=list)  # roles whose work was not captured
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
@@ -96,7 +97,7 @@ def gc_held(root: str, artifacts: bool = False) -> GcReport:
         if record is not None and record.state == "running":
             record_stopped(root)
         pid_files = _stale_pid_files(root)
-    capture_roles(root, "gc")  # a failed capture is the event log's to tell, not gc's to stop
+    failed = capture_roles(root, "gc")  # told, never stopping gc
     pruned = None
     checkout = repo.open_checkout(root)
     if checkout is not None and checkout.is_main:
@@ -117,4 +118,5 @@ def gc_held(root: str, artifacts: bool = False) -> GcReport:
         cleared=list(pruned.cleared) if pruned else [],
         temporary_files=mailbox_sweep(root, roles),
         artifacts=sweep(root) if artifacts else None,
+        captures_failed=failed,
     )

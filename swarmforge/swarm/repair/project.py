@@ -33,9 +33,9 @@ def repair(root: str, *, dry_run: bool = False, older_than: str | None = None) -
     root = os.path.realpath(root)
     now = time.time()
     found: list[Repair] = []
-    if not dry_run:
-        capture_roles(root, "repair")  # before any work is moved back to a queue
+    # Before any work is moved back to a queue; one that fails is told, never stopping it.
+    failed = [] if dry_run else capture_roles(root, "repair")
     for holder in holders(root):
         fixer = Fixer(root, holder, dry_run)
         found += fixer.mailbox(limit, older_than or "", now)
-    return RepairReport(root, dry_run, older_than, found)
+    return RepairReport(root, dry_run, older_than, found, failed)

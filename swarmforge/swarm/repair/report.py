@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 # What a repair did (or, dry, would do) with one item.
@@ -49,6 +49,7 @@ class RepairReport:
     dry_run: bool
     older_than: str | None
     repairs: list[Repair]
+    captures_failed: list[str] = field(default_factory=list)  # roles whose work was not captured
 
     @property
     def ok(self) -> bool:
@@ -62,4 +63,5 @@ class RepairReport:
             "older_than": self.older_than,
             "ok": self.ok,
             "repairs": [r.as_json() for r in self.repairs],
+            "captures_failed": self.captures_failed,
         }
