@@ -213,11 +213,18 @@ class Dispatcher:
             locks.remove_unless_held(self.paths.stop)
         return self.stopping
 
-    def wait(self, also_due: float | None = None) -> None:
+    def wait(self, also_due: float | None = None) -> bool:
         """Sleep until something changes, a wake-up or `also_due` (time.monotonic()) falls
-        due, or the safety rescan."""
+        due, or the safety rescan; True if something changed."""
         timeout = RESCAN_SECONDS
         for due in (self.wakeups.next_due(), also_due):
             if due is not None:
                 timeout = max(0.0, min(timeout, due - time.monotonic()))
-        self.changed.wait(timeout)
+        return self.changed.wait(timeout)
+
+    def pass_due(self, last: float) -> bool:
+        """Whether a pass is due with nothing changed since the one at `last`: the safety
+        rescan, or a wake-up to retry."""
+        now = time.monotonic()
+        wakeup = self.wakeups.next_due()
+        return now - last >= RESCAN_SECONDS or (wakeup is not None and wakeup <= now)

@@ -140,25 +140,30 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
     keeper = Keeper(paths.root, daemon.log, daemon.wakeups.add)
     keeper.catch_up(daemon.roles)
     delivered = 0
-    first = True
-    swept = time.monotonic()
+    first = rang = True
+    swept = passed = time.monotonic()
     try:
         while not daemon.stop_requested():
-            if daemon.load_roles() or first:
-                arrivals.watch([*daemon.outboxes(), str(Path(paths.roles).parent), paths.dir])
-                first = False
-            outcomes = daemon.run_once()
-            delivered += len(outcomes)
+            # The keeper's timer alone wakes it twice a second: then only the keeper looks.
+            if rang or daemon.pass_due(passed):
+                passed = time.monotonic()
+                if daemon.load_roles() or first:
+                    watched = [*daemon.outboxes(), str(Path(paths.roles).parent), paths.dir]
+                    arrivals.watch(watched)
+                    first = False
+                outcomes = daemon.run_once()
+                delivered += len(outcomes)
+                if capturer is not None:
+                    for outcome in outcomes:
+                        capturer.note([outcome.sender], "handoff-sent")
+                        capturer.note(outcome.copied, "handoff-received")
+                if daemon.crossing is not None:
+                    daemon.crossing.beat()
+                follower.poll()
+                budgets.poll()
             if capturer is not None:
-                for outcome in outcomes:
-                    capturer.note([outcome.sender], "handoff-sent")
-                    capturer.note(outcome.copied, "handoff-received")
                 capturer.poll()
-            if daemon.crossing is not None:
-                daemon.crossing.beat()
             keeper.poll(daemon.roles)
-            follower.poll()
-            budgets.poll()
             if daemon.stop_requested():
                 break
             if time.monotonic() - swept > SWEEP_SECONDS:
@@ -167,7 +172,7 @@ def _serve(daemon: Dispatcher, paths: Paths) -> int:
             due = keeper.next_due()
             if capturer is not None and capturer.next_due() is not None:
                 due = min(due, capturer.next_due() or due)
-            daemon.wait(due)
+            rang = daemon.wait(due)
     finally:
         arrivals.stop()
         budgets.wait()  # a check under way records and reports its crossings

@@ -120,9 +120,13 @@ class Keeper:
         if not names or not Path(worktree).is_dir():
             return  # a worktree that is gone: its mail is held until `up` makes it again
         box = Mailbox(worktree)
+        # Most are queued or in process: listings tell them, not a look per handoff.
+        listed = dict.fromkeys(_names(box.path(Box.NEW)), Box.NEW)
+        for held in [box.path(Box.IN_PROCESS), *box.batches(Box.IN_PROCESS)]:
+            listed |= dict.fromkeys(_names(held), Box.IN_PROCESS)
         for name in sorted(names):
             key = (role, name)
-            found = where(box, name)
+            found = listed.get(name) or where(box, name)
             if found is None:
                 found = where(box, name)  # a move in the other direction (repair) meanwhile
             if found in DONE:
@@ -168,3 +172,11 @@ class Keeper:
 
 def _holds_work(box: Mailbox) -> bool:
     return bool(box.items(Box.IN_PROCESS) or box.batches(Box.IN_PROCESS))
+
+
+def _names(directory: str) -> list[str]:
+    """The names in `directory`, as they are (a name found is looked at no further)."""
+    try:
+        return [entry.name for entry in os.scandir(directory)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
