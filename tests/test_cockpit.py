@@ -141,6 +141,16 @@ def test_on_loopback_a_request_naming_another_host_is_refused(repo: Path) -> Non
         assert get(f"http://127.0.0.1:{port}/", {"Host": f"evil.example:{port}"})[0] == 400
 
 
+def test_on_ipv6_loopback_the_cockpit_answers_and_still_refuses_other_hosts(repo: Path) -> None:
+    with served(repo, "--host", "::1") as started:
+        port = started["port"]
+        assert started["url"] == f"http://[::1]:{port}/" and started["token"] is None
+        status, body = get(f"http://[::1]:{port}/")
+        assert status == 200, body
+        assert get(f"http://[::1]:{port}/", {"Host": f"evil.example:{port}"})[0] == 400
+        assert get(f"http://[::1]:{port}/", {"Host": f"[::2]:{port}"})[0] == 400
+
+
 def test_a_port_in_use_is_one_clear_error(repo: Path) -> None:
     with served(repo) as started:
         taken = sf("cockpit", "--port", str(started["port"]), cwd=repo, timeout=30)

@@ -52,3 +52,32 @@ class TokenGate:
         if header.lower().startswith("bearer "):
             given = header[7:].strip()
         return secrets.compare_digest(given.encode(), self.token.encode())
+
+
+class NamedHosts:
+    """Refuses every request whose Host header names none of `hosts` (ASGI middleware).
+
+    Starlette's own check cuts the header at its first colon, which refuses every request
+    to an IPv6 address (`Host: [::1]:8765`); here a bracketed address is read whole.
+    """
+
+    def __init__(self, app: ASGIApp, hosts: list[str]) -> None:
+        self.app = app
+        self.hosts = {h.lower() for h in hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and host_name(Request(scope).headers.get("host", "")) not in self.hosts
+        ):
+            refused = PlainTextResponse("Invalid host header\n", status_code=400)
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def host_name(header: str) -> str:
+    """The host a Host header names, without its port or an IPv6 address's brackets."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0].lower()
+    return header.partition(":")[0].lower()

@@ -11,12 +11,11 @@ from importlib import resources
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from swarmforge.views.cockpit.access import TokenGate
+from swarmforge.views.cockpit.access import NamedHosts, TokenGate
 from swarmforge.views.cockpit.hub import PING, Hub
 from swarmforge.views.cockpit.roles import Elsewhere, NotFound, RolePages, elsewhere, not_found
 
@@ -46,7 +45,7 @@ def app(root: str, *, token: str | None, hosts: list[str] | None, every: float =
 
     middleware = []
     if hosts:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
+        middleware.append(Middleware(NamedHosts, hosts=hosts))
     if token:
         middleware.append(Middleware(TokenGate, token=token))
     routes = [
