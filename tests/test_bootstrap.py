@@ -12,6 +12,8 @@ import pytest
 
 from swarmforge import tagging
 from swarmforge.config import sessionrecord
+from swarmforge.config.startsettings import BootstrapSettings
+from swarmforge.swarm.bootstrap import files
 from tests.support import make_swarm, nothing_left, retry_until
 from tests.support import run_cli as sf
 
@@ -260,3 +262,24 @@ def test_up_on_a_running_swarm_sets_up_a_failed_role_again_and_starts_it(
     finally:
         sf("down", cwd=repo)
     nothing_left(repo)
+
+
+def test_a_path_beyond_a_symbolic_link_is_skipped_alone_and_says_why(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / ".gitignore").write_text(".env\nvendored\n")
+    (repo / ".env").write_text("SECRET=1\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "lib.js").write_text("x\n")
+    (repo / "vendored").symlink_to(elsewhere)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    said: list[str] = []
+    wanted = BootstrapSettings.model_validate({"copy": [".env", "vendored/*"]})
+    files.place(str(repo), str(tree), wanted, said.append)
+    assert (tree / ".env").read_text() == "SECRET=1\n"
+    assert said == [
+        "skipped vendored/lib.js: it lies beyond the symbolic link vendored",
+        "copied .env",
+    ]

@@ -30,6 +30,9 @@ def place(root: str, worktree: str, settings: BootstrapSettings, log: Log) -> No
     for path, how in wanted:
         if any(path == t or path.startswith(t + "/") for t in taken):
             continue  # inside a path already copied or linked
+        if ignored is None:
+            log(f"skipped {path}: git could not say whether it ignores it")
+            continue
         if path not in ignored:
             log(f"skipped {path}: git tracks it or does not ignore it")
             continue
@@ -48,22 +51,36 @@ def _matches(root: str, patterns: list[tuple[str, str]], log: Log) -> list[tuple
         if not paths:
             log(f"nothing matches {pattern!r} ({how})")
         for path in paths:
+            link = _link_above(root, path)
             if path.split("/")[0] in NEVER_TAKEN or path == ".":
                 log(f"skipped {path}: swarmforge's or git's own")
+            elif link is not None:
+                # git refuses to say anything of such a path, and of all asked with it.
+                log(f"skipped {path}: it lies beyond the symbolic link {link}")
             elif path not in (p for p, _ in found):
                 found.append((path, how))
     return found
 
 
-def _ignored(root: str, paths: list[str], log: Log) -> set[str]:
-    """Which of `paths` git ignores, asked in one call; none if git cannot say."""
+def _link_above(root: str, path: str) -> str | None:
+    """The first directory above `path` (relative to `root`) that is a symbolic link."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        above = "/".join(parts[:depth])
+        if Path(root, above).is_symlink():
+            return above
+    return None
+
+
+def _ignored(root: str, paths: list[str], log: Log) -> set[str] | None:
+    """Which of `paths` git ignores, asked in one call; None if git cannot say."""
     if not paths:
         return set()
     data = "".join(f"{p}\0" for p in paths).encode()
     result = run_git(root, "check-ignore", "-z", "--stdin", input=data)
     if result.returncode not in (0, 1):  # 1: none of them is ignored
         log(f"git check-ignore failed: {result.stderr.decode(errors='replace').strip()}")
-        return set()
+        return None
     return {p for p in result.stdout.decode(errors="surrogateescape").split("\0") if p}
 
 
