@@ -265,6 +265,17 @@ exit 3
 """
 
 
+def follow(repo: Path) -> subprocess.Popen[str]:
+    """`swarmforge events --follow --json` in `repo`, running."""
+    return subprocess.Popen(
+        [SWARMFORGE, "events", "--follow", "--json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_agent_exits_and_restarts_then_follow_ends_with_the_swarm(repo: Path) -> None:
     make_swarm(
         repo,
@@ -279,13 +290,7 @@ def test_agent_exits_and_restarts_then_follow_ends_with_the_swarm(repo: Path) ->
         assert record is not None
         started = lambda: logged(repo, "agent-started")  # noqa: E731
         retry_until(lambda: any(e["restarts"] == 1 for e in started()), timeout=30)
-        follower = subprocess.Popen(
-            [SWARMFORGE, "events", "--follow", "--json"],
-            cwd=repo,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        follower = follow(repo)
         assert follower.stdout is not None
         first = json.loads(follower.stdout.readline())
         assert first["kind"] == "swarm-up"
@@ -487,13 +492,7 @@ def test_follow_follows_a_session_resumed_after_a_down_and_ends_with_its_next_do
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0
     assert sf("down", cwd=repo).returncode == 0
     assert sf("up", "--backend", "headless", cwd=repo).returncode == 0  # the same run again
-    follower = subprocess.Popen(
-        [SWARMFORGE, "events", "--follow", "--json"],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    follower = follow(repo)
     try:
         time.sleep(3)  # its first down is in the log: still following the resumed session
         assert follower.poll() is None
