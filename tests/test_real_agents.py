@@ -242,10 +242,7 @@ def test_after_a_reboot_up_resumes_each_agents_conversation(repo: Path, live: Li
     tmux = ["tmux", "-L", socket, "display-message", "-p"]
     server = int(subprocess.run([*tmux, "#{pid}"], capture_output=True, text=True).stdout)
     path = subprocess.run([*tmux, "#{socket_path}"], capture_output=True, text=True).stdout
-    for process in [*tagging.tagged(str(repo), record.run_id), psutil.Process(server)]:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    retry_until(lambda: tagging.tagged(str(repo)) == [] and not psutil.pid_exists(server))
+    retry_until(lambda: _killed(repo, server), timeout=30)
     Path(path.strip()).unlink(missing_ok=True)
 
     assert live.up().run_id == record.run_id  # the same run, read as stopped, not a failure
@@ -253,6 +250,21 @@ def test_after_a_reboot_up_resumes_each_agents_conversation(repo: Path, live: Li
         retry_until(lambda role=role: _resumed(live, role) != [], timeout=60)
         [again] = _resumed(live, role)
         assert OPENING in again.history  # the conversation it had before, carried on
+
+
+def _killed(repo: Path, server: int) -> bool:
+    """Kill -9 the tmux server and what still runs of the swarm; True once none does (a
+    zombie is dead). Asked again until then: a parent not yet killed may start another."""
+    processes = tagging.tagged(str(repo))
+    with contextlib.suppress(psutil.Error):
+        processes.append(psutil.Process(server))
+    running = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if process.status() != psutil.STATUS_ZOMBIE:
+                process.kill()
+                running.append(process)
+    return not running
 
 
 def _resumed(live: LiveSwarm, role: str) -> list[Exchange]:
