@@ -343,3 +343,22 @@ def test_gc_and_repair_say_which_roles_work_they_could_not_capture(project: Proj
         said = json.loads(sf(*command, "--json", cwd=project.root).stdout)
         [failed] = said["captures_failed"]
         assert failed.startswith("capture of coder failed: ")
+
+
+@pytest.mark.parametrize(
+    ("rest", "kept"),
+    [
+        (["-a"], True),
+        (["push", "--all", "-m", "wip"], True),
+        (["-m", "wip", "-qa"], True),
+        (["push", "-a", "--", "src"], True),
+        (["-u"], False),
+        ([], False),
+        (["pop"], False),
+        (["save", "-a"], False),  # takes no pathspec
+    ],
+)
+def test_a_stash_of_ignored_files_leaves_the_view_of_swarm_state(
+    rest: list[str], kept: bool
+) -> None:
+    assert guard.stashes_ignored(rest) is kept

@@ -155,6 +155,19 @@ def test_a_stash_of_everything_pops_back_through_the_guard(project: Project) -> 
     assert (tree / "work.txt").read_text() == "mine\n"
     assert (tree / ".swarmforge").readlink() == Path("../../.git/swarmforge/checkouts/coder")
     assert git(tree, "stash", "list") == ""
+    # Through the guard, a stash of everything leaves the view where it is.
+    for args in (["stash", "--all", "-q"], ["stash", "pop", "-q"]):
+        r = subprocess.run(
+            [f"{VENV_BIN}/swarmforge", "git-guard", real, *args],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 0, r.stderr
+        assert (tree / ".swarmforge").is_symlink()  # never gone, so never raced for
+        assert (tree / "work.txt").exists() == (args[1] == "pop")
+    assert git(tree, "stash", "list") == ""
 
 
 def test_what_agents_delete_in_their_checkouts_loses_no_handoff_and_doubles_none(
@@ -190,8 +203,10 @@ def test_what_agents_delete_in_their_checkouts_loses_no_handoff_and_doubles_none
         # `rm -rf .swarmforge/` follows the view into the state: the daemon puts it back.
         subprocess.run(["rm", "-rf", ".swarmforge/"], cwd=tree, check=False)
         assert box.items(Box.NEW) == [] and not Path(working).exists()
+        # Each is put back, then its event written: waited for in that order.
         retry_until(lambda: len(box.items(Box.NEW)) == 2, timeout=10)
-        assert box.items(Box.IN_PROCESS) == [working]  # back where its role works on it
+        retry_until(lambda: box.items(Box.IN_PROCESS) == [working])  # where its role works
+        retry_until(lambda: len(kinds(repo, "handoff-reoffered")) == 3)
         offered = kinds(repo, "handoff-reoffered")
         assert sorted(str(e["into"]) for e in offered) == [Box.IN_PROCESS, Box.NEW, Box.NEW]
 
@@ -274,7 +289,7 @@ WRECK = """#!/bin/sh
 head -n 1 | sed 's|.*/||' >> {seen}
 [ -e {once} ] && exit 0
 touch {once}
-run() {{ "$@"; echo "$? $*" >> {ran}; }}
+run() {{ "$@" 2>> {ran}.err; echo "$? $*" >> {ran}; }}
 echo precious > work.txt
 run git stash --all -q
 run git stash pop -q
@@ -316,7 +331,8 @@ def test_what_an_agent_runs_through_its_path_loses_no_handoff_and_no_work(
         names = seen.read_text().split()
         assert len(names) == 3 and len(set(names)) == 3 and FORGED not in names, names
         statuses = ran.read_text().splitlines()
-        assert len(statuses) == 5 and all(s.startswith("0 ") for s in statuses), statuses
+        said = Path(f"{ran}.err").read_text() if Path(f"{ran}.err").exists() else ""
+        assert len(statuses) == 5 and all(s.startswith("0 ") for s in statuses), (statuses, said)
         said = sf("status", cwd=repo)
         assert said.returncode == 0 and f"run {record.run_id}: running" in said.stdout
         retry_until(lambda: (tree / ".swarmforge").is_symlink(), timeout=5)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from swarmforge import text
 from swarmforge.errors import Refused, SwarmforgeError
+from swarmforge.layout import STATE_DIR
 
 # The verbs the shell script hands over; it runs every other one itself.
 GUARDED = (
@@ -37,6 +38,8 @@ _READS = {
     "stash": {"list", "show"},
     "worktree": {"list", "add", "lock", "unlock", "repair"},
 }
+# Added to a stash of ignored files: everything but the checkout's view of swarm state.
+KEEP_VIEW = f":(exclude,top){STATE_DIR}"
 _BRANCH_WRITES = {"-d", "-D", "--delete", "-f", "--force", "-m", "-M", "--move", "-c", "-C"}
 
 
@@ -77,6 +80,27 @@ def destroys(verb: str, rest: list[str]) -> bool:
     return verb in GUARDED
 
 
+def stashes_ignored(rest: list[str]) -> bool:
+    """True for a `stash` (push) that takes ignored files too (`-a`, `--all`): it would take
+    the checkout's `.swarmforge` view with it (statedir.py), which a pathspec leaves."""
+    flags, words = [], []
+    valued = False  # the word after `-m` is its message
+    for arg in rest:
+        if valued:
+            valued = False
+        elif arg == "--":
+            break
+        elif arg.startswith("-"):
+            flags.append(arg)
+            valued = arg in ("-m", "--message")
+        else:
+            words.append(arg)
+    if words[:1] not in ([], ["push"]):
+        return False  # list, pop, save (which takes no pathspec), ...
+    short = [a for a in flags if not a.startswith("--")]
+    return "--all" in flags or any("a" in a for a in short)
+
+
 def aimed_elsewhere(here: str, top: str, branch: str, verb: str, rest: list[str]) -> str | None:
     """Why the command is refused, if it is aimed at another role's worktree or branch."""
     words = [a for a in rest if not a.startswith("-")]
@@ -102,6 +126,8 @@ def main(args: list[str]) -> int:
         # The agent's own words, shown back to its terminal: escaped, and kept short.
         command = text.shown(" ".join(["git", verb, *rest]))[:200]
         _guard(role, _directory(options), verb, rest, command)
+    if verb == "stash" and stashes_ignored(rest):
+        args = [*args, *([] if "--" in rest else ["--"]), KEEP_VIEW]
     sys.stdout.flush()
     os.execv(real, [real, *args])
     return 0  # not reached
@@ -131,13 +157,13 @@ def _guard(role: str, here: str, verb: str, rest: list[str], command: str) -> No
 
 
 def _make_way_for_stashed_view(top: str, rest: list[str]) -> None:
-    """Before a stash made with `--all` is applied: it holds the checkout's `.swarmforge`
-    view (a link), which git would refuse to restore over the view made again since
-    ("already exists, no checkout"). The view is taken away for git to put back; the
-    daemon makes it again within a second if the stash did not hold it after all."""
+    """Before a stash made with `--all` without this guard is applied: it holds the
+    checkout's `.swarmforge` view (a link), which git would refuse to restore over the
+    view made again since ("already exists, no checkout"). The view is taken away for git
+    to put back; a healer may still make it again first, so the guard's own stashes of
+    ignored files leave the view out (`stashes_ignored`)."""
     from swarmforge import statedir
     from swarmforge.git.command import run
-    from swarmforge.layout import STATE_DIR
 
     found = statedir.placed(top)
     stash = next((arg for arg in rest if not arg.startswith("-")), "stash@{0}")
