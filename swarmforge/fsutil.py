@@ -112,6 +112,25 @@ def read_regular(path: str, *, limit: int | None = None, follow: bool = False) -
     return data
 
 
+def read_end(path: str, count: int, begin: int = 0) -> tuple[int, bytes]:
+    """The last `count` bytes of the regular file at `path` (none before offset `begin`),
+    and the offset they start at: the end of a log, however long it has grown."""
+    fd = open_regular(path, os.O_RDONLY)
+    try:
+        start = max(begin, os.fstat(fd).st_size - count, 0)
+        chunks = []
+        want = count
+        while want > 0:
+            chunk = os.pread(fd, want, start + count - want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            want -= len(chunk)
+    finally:
+        os.close(fd)
+    return start, b"".join(chunks)
+
+
 def open_append(path: str, mode: int = FILE_MODE) -> int:
     """A descriptor appending to the regular file at `path` (created if missing).
 

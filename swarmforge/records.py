@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from swarmforge import fsutil
 from swarmforge.errors import CorruptFile
 
 M = TypeVar("M", bound=BaseModel)
+
+# Far above any record swarmforge writes (a run's checkpoint of thousands of tasks is a few
+# megabytes): a file larger than this was not written by it, and is refused unread.
+RECORD_LIMIT = 64 * 1024 * 1024
 
 
 def describe(exc: ValidationError) -> str:
@@ -22,13 +26,16 @@ def describe(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def read_json_model(path: str, model: type[M]) -> M | None:
+def read_json_model(path: str, model: type[M], limit: int = RECORD_LIMIT) -> M | None:
     """The JSON document at `path` as a `model`; None if there is no file, CorruptFile
-    (naming the file, and the line where JSON says) if it does not parse or validate."""
+    (naming the file, and the line where JSON says) if it does not parse or validate, is
+    not a regular file (a FIFO is never waited on) or is larger than `limit` bytes."""
     try:
-        data = Path(path).read_bytes()
+        data = fsutil.read_regular(path, limit=limit)
     except FileNotFoundError:
         return None
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge) as exc:
+        raise CorruptFile(path, None, exc.strerror or str(exc)) from None
     try:
         return model.model_validate(json.loads(data))
     except json.JSONDecodeError as exc:

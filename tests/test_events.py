@@ -130,6 +130,94 @@ def test_a_long_log_is_read_in_pieces_and_from_its_end(tmp_path: Path) -> None:
     assert eventread.tail(str(tmp_path / "none.jsonl"), 5).events == []
 
 
+def test_a_line_over_the_limit_is_skipped_with_a_note_and_the_events_around_it_read(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".swarmforge").mkdir()
+    log = events.EventLog(str(tmp_path))
+    path = Path(log.path)
+    for n in range(3):
+        assert log.emit("step", {"n": n})
+    with path.open("ab") as f:
+        f.write(events.START + b"x" * 5000 + b'"}\n')  # line 4: five times the limit below
+    for n in range(3, 6):
+        assert log.emit("step", {"n": n})
+    note = "a line longer than 1,000 bytes"
+    # Forward, in pieces smaller than the line, and whole; and from the end.
+    for limit in (300, None):
+        seen: list[object] = []
+        bad: list[tuple[int, str]] = []
+        offset = lines = 0
+        while True:
+            chunk = eventread.read(log.path, offset, lines, limit=limit, longest=1000)
+            if chunk.end == offset:
+                break
+            seen += [e["n"] for e in chunk.events]
+            bad += chunk.bad
+            offset, lines = chunk.end, chunk.lines
+        assert seen == list(range(6)) and bad == [(4, note)] and lines == 7
+        assert offset == path.stat().st_size
+    last = eventread.tail(log.path, 5, longest=1000)
+    assert [e["n"] for e in last.events] == [2, 3, 4, 5] and last.bad == [(2, note)]
+    assert last.end == path.stat().st_size and last.lines == 5
+    # One still being written is skipped once past the limit; its rest is a line of its own.
+    with path.open("ab") as f:
+        f.write(events.START + b"y" * 2000)
+    chunk = eventread.read(log.path, offset, lines, longest=1000)
+    assert (chunk.events, chunk.bad, chunk.lines) == ([], [(8, note)], 7)
+    with path.open("ab") as f:
+        f.write(b'"}\n')
+    assert log.emit("step", {"n": 6})
+    rest = eventread.read(log.path, chunk.end, chunk.lines, longest=1000)
+    assert [e["n"] for e in rest.events] == [6] and rest.bad == [(8, "not an event")]
+
+
+READ_HUGE = """
+import json, re, sys
+from swarmforge import eventread
+path = sys.argv[1]
+last = eventread.tail(path, 200)
+offset = lines = 0
+read, bad = [], []
+while True:
+    chunk = eventread.read(path, offset, lines, limit=1 << 20)
+    if chunk.end == offset:
+        break
+    read += [e["n"] for e in chunk.events]
+    bad += chunk.bad
+    offset, lines = chunk.end, chunk.lines
+print(json.dumps({
+    "tail": [e["n"] for e in last.events], "tail_bad": last.bad, "read": read, "bad": bad,
+    # VmHWM, not ru_maxrss: that one keeps the peak of the parent it was forked from.
+    "peak_mib": int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read())[1]) / 1024,
+}))
+"""
+
+
+def test_a_100_mb_line_costs_the_readers_its_reading_never_its_size(tmp_path: Path) -> None:
+    (tmp_path / ".swarmforge").mkdir()
+    log = events.EventLog(str(tmp_path))
+    for n in range(300):
+        assert log.emit("step", {"n": n})
+    with Path(log.path).open("ab") as f:  # among the last 200 lines: `tail` crosses it
+        f.write(events.START)
+        for _ in range(100):
+            f.write(b"x" * (1 << 20))
+        f.write(b'"}\n')
+    for n in range(300, 400):
+        assert log.emit("step", {"n": n})
+    # In a child: its peak memory is the readers'. Before, this took a minute and 600 MB.
+    done = subprocess.run(
+        [sys.executable, "-c", READ_HUGE, log.path], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    note = [301, f"a line longer than {eventread.LINE_LIMIT:,} bytes"]
+    assert found["tail"] == list(range(201, 400)) and found["tail_bad"] == [[100, note[1]]]
+    assert found["read"] == list(range(400)) and found["bad"] == [note]
+    assert found["peak_mib"] < 100, found["peak_mib"]  # the line alone is 100 MiB
+
+
 def test_an_event_that_cannot_be_written_never_fails_what_emits_it(project: Project) -> None:
     # The log's place taken by a directory: every write fails, every operation goes on.
     Path(events.log_path(str(project.root))).mkdir()

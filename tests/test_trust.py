@@ -209,6 +209,24 @@ def test_a_corrupt_file_is_named_and_left_alone(
     assert check["status"] == "FAIL" and str(home / name) in check["detail"]
 
 
+@pytest.mark.parametrize("name", [".claude.json", ".codex/config.toml"])
+def test_an_agent_file_that_is_a_fifo_is_one_clear_error_and_never_waited_on(
+    root: Path, home: Path, name: str
+) -> None:
+    fifo = home / name
+    fifo.unlink()
+    os.mkfifo(fifo)
+    r = sf("trust", "--yes", cwd=root, home=home)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"{fifo}: not a regular file (a FIFO)\n")
+    assert "nothing was written" in r.stderr and fifo.is_fifo()
+    agent = "claude" if name == ".claude.json" else "codex"
+    check = agent_checks(sf("doctor", "--json", cwd=root, home=home))[agent]
+    assert check["status"] == "FAIL"
+    assert check["detail"] == f"would not start unattended: {fifo}: not a regular file (a FIFO)"
+    assert check["fix"] == f"run `rm {fifo}`"
+
+
 def test_trust_without_a_config_needs_the_agent_named(tmp_path: Path, home: Path) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()

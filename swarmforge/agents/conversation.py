@@ -15,8 +15,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmforge import filewrite, statedir
+from swarmforge import filewrite, fsutil, statedir
 from swarmforge.layout import AGENTS_DIR
+
+RECORD_LIMIT = 64 * 1024  # a record is a line of JSON: anything larger was not written here
 
 RESUMED = (
     "The swarm was stopped and started again; this is the same conversation. Run "
@@ -49,9 +51,12 @@ def record(root: str, role: str, said: Conversation) -> None:
 
 
 def read(root: str, role: str) -> Conversation | None:
-    """The recorded conversation of `role`'s agent, or None (none, or damaged)."""
+    """The recorded conversation of `role`'s agent, or None (none, damaged, or not a
+    regular file)."""
     try:
-        raw = json.loads(conversation_path(root, role).read_bytes())
+        raw = json.loads(
+            fsutil.read_regular(str(conversation_path(root, role)), limit=RECORD_LIMIT)
+        )
         return Conversation(str(raw["agent"]), str(raw["id"]), str(raw["run_id"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -7,13 +7,14 @@ it, its tmux screen, the last hint of its callbacks and the item it has in proce
 
 from __future__ import annotations
 
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from swarmforge import statedir, tagging, times
+from swarmforge import fsutil, statedir, tagging, times
 from swarmforge.agents.hints import read_hint
 from swarmforge.agents.lifecycle import AgentLife
 from swarmforge.agents.registry import agent
@@ -63,19 +64,18 @@ def _log_path(root: str, role: str) -> Path:
 
 
 def _log_size(root: str, role: str) -> int | None:
+    """The size of the role's log; None without one, or where it is no regular file."""
     try:
-        return _log_path(root, role).stat().st_size
+        st = _log_path(root, role).stat()
     except OSError:
         return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
-def _log_tail(root: str, role: str, size: int) -> tuple[int, bytes] | None:
-    """The last bytes of the role's log (up to REPORT_WINDOW of its `size`), and their offset."""
-    start = max(0, size - REPORT_WINDOW)
+def _log_tail(root: str, role: str) -> tuple[int, bytes] | None:
+    """The last bytes of the role's log (up to REPORT_WINDOW), and their offset."""
     try:
-        with _log_path(root, role).open("rb") as f:
-            f.seek(start)
-            return start, f.read(REPORT_WINDOW)
+        return fsutil.read_end(str(_log_path(root, role)), REPORT_WINDOW)
     except OSError:
         return None
 
@@ -89,7 +89,7 @@ def log_report(
     the window that is read: the one the previous sample found stands until a new one.
     """
     old = before.report if before is not None else None
-    tail = _log_tail(root, role, log_size) if log_size is not None else None
+    tail = _log_tail(root, role) if log_size is not None else None
     if tail is None:
         return None
     start, data = tail

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmforge import filewrite, statedir
+from swarmforge import filewrite, fsutil, statedir
 from swarmforge.agents import conversation
 from swarmforge.agents.codex.hooks import CODEX_NOTIFY
 from swarmforge.errors import SwarmforgeError
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from swarmforge.agents.agent import Agent
 
 HINTS = ("working", "waiting", "idle")  # what an agent's callbacks can say of themselves
+HINT_LIMIT = 64 * 1024  # a hint is a line of JSON: anything larger was not written by a callback
 
 
 def hint_path(root: str, role: str) -> Path:
@@ -70,9 +71,10 @@ def write_hint(root: str, role: str, state: str, source: str, when: float | None
 
 
 def read_hint(root: str, role: str) -> Hint | None:
-    """The last hint of `role`, or None (none, or damaged: a hint is only evidence)."""
+    """The last hint of `role`, or None (none, damaged, or not a regular file: a hint is
+    only evidence)."""
     try:
-        raw = json.loads(hint_path(root, role).read_bytes())
+        raw = json.loads(fsutil.read_regular(str(hint_path(root, role)), limit=HINT_LIMIT))
         hint = Hint(str(raw["state"]), float(raw["at"]), str(raw["source"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -2,7 +2,8 @@
 
 Both agents look under the home directory they see and record trust under the
 project's real path. A missing file reads as None; one the agent could not read
-either is a `CorruptFile` whose hint says nothing was written.
+either (not a regular file, or damaged) is a `CorruptFile` whose hint says nothing was
+written.
 """
 
 from __future__ import annotations
@@ -10,14 +11,19 @@ from __future__ import annotations
 import os
 import pwd
 import shlex
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmforge import fsutil
 from swarmforge.errors import CorruptFile, SwarmforgeError
 
 Env = Mapping[str, str]
 NEW_FILE_MODE = 0o600  # what both agents give the files they create
+# Far above what either agent keeps there (claude's file, the larger, holds a few megabytes
+# of project entries): a larger file is refused unread.
+CONFIG_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,11 +53,17 @@ def trust_key(project_root: str) -> str:
 
 
 def read(path: str | os.PathLike[str]) -> bytes | None:
-    """The file's bytes, or None when there is no file."""
+    """The file's bytes (through a symbolic link, as the agent reads it), or None when
+    there is no file; CorruptFile naming it when it is not a regular file (a FIFO is
+    never waited on) or is larger than CONFIG_LIMIT."""
     try:
-        return Path(path).read_bytes()
+        return fsutil.read_regular(os.fspath(path), limit=CONFIG_LIMIT, follow=True)
     except FileNotFoundError:
         return None
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge) as exc:
+        error = CorruptFile(os.fspath(path), None, exc.strerror or str(exc))
+        error.hint = "Remove it, or put the agent's own file there; nothing was written."
+        raise error from None
 
 
 def corrupt(path: str, line: int | None, problem: str) -> CorruptFile:
@@ -70,5 +82,10 @@ def text(path: str, data: bytes) -> str:
 
 
 def edit_command(path: str) -> str:
-    """The fix for a file only a person can repair: open it in their editor."""
-    return f"${{EDITOR:-vi}} {shlex.quote(path)}"
+    """The fix for a file only a person can repair: open it in their editor, or remove it
+    where it is no regular file (a FIFO, which no editor opens)."""
+    try:
+        regular = stat.S_ISREG(Path(path).stat().st_mode)
+    except OSError:
+        regular = True  # missing or out of reach: the editor says which
+    return f"${{EDITOR:-vi}} {shlex.quote(path)}" if regular else f"rm {shlex.quote(path)}"

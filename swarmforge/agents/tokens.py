@@ -25,6 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
+from swarmforge import fsutil
+
 # How many (session files, worktree, since) groups a meter keeps per agent: a few per
 # role and caller. The least recently asked for is forgotten first.
 MAX_GROUPS = 64
@@ -155,7 +157,8 @@ def _advance(path: Path, tally: SessionFile) -> bytes | None:
     """Feed `tally` the complete lines `path` gained since it was last read; the last line
     if it is still being written (b"" if none), or None if the file cannot be read."""
     try:
-        with path.open("rb") as f:
+        # The agent's file, read where it lies (a link is followed), never waited on.
+        with os.fdopen(fsutil.open_regular(str(path), os.O_RDONLY, follow=True), "rb") as f:
             st = os.fstat(f.fileno())
             identity = (st.st_dev, st.st_ino)
             if tally.identity != identity or st.st_size < tally.offset or not _same_tail(f, tally):

@@ -36,11 +36,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def show(ns: argparse.Namespace) -> int:
     """Print every role's status (`--json`: as JSON)."""
+    from swarmforge import text
     from swarmforge.cli.common import VIEWED, project_root
     from swarmforge.swarm.status.summary import status
 
     state = status(project_root(ns.project, VIEWED), sizes=True, hosts=True)
-    emit(ns.json, state.as_json(), _swarm_lines(state))
+    # Branches, screens, setup output and other hosts' words are outside text: every line
+    # is shown with its control characters escaped, whatever field it came from.
+    emit(ns.json, state.as_json(), map(text.shown, _swarm_lines(state)))
     return EXIT_OK
 
 
@@ -61,12 +64,7 @@ def _swarm_lines(state: SwarmStatus) -> Iterator[str]:
         command = shlex.join(attach_command(state.project))
         yield f"  get into a role: {command} ROLE  (every role, tiled: {command})"
     yield from (f"  rescued work: {ref}" for ref in state.rescues)
-    if state.held:
-        from swarmforge import text
-
-        yield from (
-            f"  held mail: {text.shown(h.name)}: {text.shown(h.reason)}" for h in state.held
-        )
+    yield from (f"  held mail: {h.name}: {h.reason}" for h in state.held)
 
 
 def _role_lines(role: RoleStatus) -> Iterator[str]:
@@ -81,11 +79,10 @@ def _role_lines(role: RoleStatus) -> Iterator[str]:
         f"failed {role.failed_items}  disk {readable(role.disk_bytes)}  {role.branch}"
     )
     if role.off_branch is not None:
-        from swarmforge import text
-
-        yield f"    HEAD is not on {role.branch}: {text.shown(role.off_branch)}"
+        yield f"    HEAD is not on {role.branch}: {role.off_branch}"
     if role.port_conflict is not None:
         yield f"    {_held(role.port, role.port_conflict)}"
+    yield from (f"    not read: {said}" for said in role.unreadable)
     if role.agent_state is not None:
         shown = role.agent_state
         code = f" (exit {shown.exit_code})" if shown.exit_code is not None else ""

@@ -39,12 +39,15 @@ def run(
     env: Mapping[str, str] | None = None,
     input: bytes = b"",
     options: tuple[str, ...] = (),
+    limit: int | None = None,
 ) -> spawn.Completed:
     """Run `git [options] -C cwd args...` and return the outcome, whatever its exit code.
 
-    Raises SwarmforgeError only when git cannot be started (not on PATH).
+    With `limit`, at most that many bytes of its output are read: a git with more to
+    say is ended there (`Completed.cut`). Raises SwarmforgeError only when git cannot be
+    started (not on PATH).
     """
-    return spawn.run(_argv(cwd, *args, options=options), input=input, env=env)
+    return spawn.run(_argv(cwd, *args, options=options), input=input, env=env, limit=limit)
 
 
 def git(
@@ -67,9 +70,14 @@ def git(
 
 
 def within(
-    cwd: str, *args: str, timeout: float, extra: Mapping[str, str] | None = None
+    cwd: str,
+    *args: str,
+    timeout: float,
+    extra: Mapping[str, str] | None = None,
+    options: tuple[str, ...] = (),
 ) -> spawn.Completed | None:
-    """Run `git -C cwd args...` for at most `timeout` seconds; None when it took longer.
+    """Run `git [options] -C cwd args...` for at most `timeout` seconds; None when it took
+    longer.
 
     It runs in a session of its own, without a terminal: ssh and git then fail at
     once where they would ask for a password. On timeout it is killed with whatever
@@ -81,7 +89,7 @@ def within(
 
     from swarmforge.proc import popen  # not on the helpers' path, which never waits on a hub
 
-    command = _argv(cwd, *args)
+    command = _argv(cwd, *args, options=options)
     child = popen.start(
         command,
         extra=extra,

@@ -30,15 +30,19 @@ DEFAULT_SIGNALS: tuple[int, ...] = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
 
 class Completed:
-    """The outcome of a finished command."""
+    """The outcome of a finished command (`cut`: it had more to say than was read, and was
+    ended for it)."""
 
-    __slots__ = ("argv", "returncode", "stderr", "stdout")
+    __slots__ = ("argv", "cut", "returncode", "stderr", "stdout")
 
-    def __init__(self, argv: list[str], returncode: int, stdout: bytes, stderr: bytes) -> None:
+    def __init__(
+        self, argv: list[str], returncode: int, stdout: bytes, stderr: bytes, cut: bool = False
+    ) -> None:
         self.argv = argv
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
+        self.cut = cut
 
     @property
     def ok(self) -> bool:
@@ -65,9 +69,16 @@ def _close(held: set[int], *fds: int) -> None:
             os.close(fd)
 
 
-def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes, held: set[int]) -> tuple[bytes, bytes]:
-    """Feed `data` to `in_fd`, closing it after, and read `out_fd` and `err_fd` to their end."""
+def _pump(
+    out_fd: int, err_fd: int, in_fd: int, data: bytes, held: set[int], limit: int | None = None
+) -> tuple[bytes, bytes, bool]:
+    """Feed `data` to `in_fd`, closing it after, and read `out_fd` and `err_fd` to their end.
+
+    With `limit`, reading stops once `out_fd` gave more than `limit` bytes: its first
+    `limit` are kept, and True says that the rest was never read.
+    """
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    got = 0  # bytes read from out_fd
     poller = select.poll()
     poller.register(out_fd, select.POLLIN)
     poller.register(err_fd, select.POLLIN)
@@ -88,21 +99,35 @@ def _pump(out_fd: int, err_fd: int, in_fd: int, data: bytes, held: set[int]) -> 
                     poller.unregister(fd)
                     _close(held, fd)
                 continue
-            chunk = os.read(fd, 65536)
-            if chunk:
-                chunks[fd].append(chunk)
-            else:
+            # Never more than one byte past `limit`: enough to know there is more.
+            want = 65536 if fd != out_fd or limit is None else min(65536, limit + 1 - got)
+            chunk = os.read(fd, want)
+            if not chunk:
                 poller.unregister(fd)
                 open_fds.discard(fd)
-    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
+                continue
+            chunks[fd].append(chunk)
+            if fd == out_fd:
+                got += len(chunk)
+                if limit is not None and got > limit:
+                    return b"".join(chunks[out_fd])[:limit], b"".join(chunks[err_fd]), True
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd]), False
 
 
-def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = None) -> Completed:
+def run(
+    argv: list[str],
+    *,
+    input: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    limit: int | None = None,
+) -> Completed:
     """Run `argv` to completion with captured output; raises only if it cannot start.
 
     There is no `cwd`: posix_spawn has no chdir action before Python 3.13, and
     the tools run here take a directory option (`git -C DIR`). Interrupted while it
     runs (Ctrl-C), the child is killed and reaped before the interruption goes on.
+    With `limit`, a child whose output runs past `limit` bytes is killed there: the
+    first `limit` are kept, and `Completed.cut` says so.
     """
     exe = which(argv[0])
     if exe is None:
@@ -124,7 +149,9 @@ def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = 
             exe, argv, environment(env), file_actions=actions, setsigdef=DEFAULT_SIGNALS
         )
         _close(held, in_r, out_w, err_w)  # the child's ends: its exit then ends our reads
-        out, err = _pump(out_r, err_r, in_w, input, held)
+        out, err, cut = _pump(out_r, err_r, in_w, input, held, limit)
+        if cut:
+            os.kill(pid, _signal.SIGKILL)  # what it would say next is not wanted
     except BaseException:
         if pid:
             # Neither left running nor a zombie, for a caller that goes on afterwards.
@@ -134,4 +161,4 @@ def run(argv: list[str], *, input: bytes = b"", env: Mapping[str, str] | None = 
     finally:
         _close(held, *tuple(held))
     _, status = os.waitpid(pid, 0)
-    return Completed(argv, os.waitstatus_to_exitcode(status), out, err)
+    return Completed(argv, os.waitstatus_to_exitcode(status), out, err, cut)

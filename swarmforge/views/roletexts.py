@@ -2,39 +2,49 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from swarmforge import statedir
+from swarmforge import fsutil, statedir
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import items_in
 from swarmforge.layout import LOGS_DIR
 
 OUTPUT_BYTES = 64 * 1024  # of a role's log read for its last lines
 DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
+HANDOFF_BYTES = 1024 * 1024  # of a handoff shown: far above what the gate lets through
 
 
 def output(root: str, role: str, lines: int = 200) -> str:
     """The last `lines` lines of the role's output log, or a sentence saying there is none."""
     path = Path(statedir.path(root, LOGS_DIR), role + ".log")
     try:
-        with path.open("rb") as log:
-            log.seek(max(0, os.fstat(log.fileno()).st_size - OUTPUT_BYTES))
-            data = log.read(OUTPUT_BYTES)
+        _, data = fsutil.read_end(str(path), OUTPUT_BYTES)
+    except fsutil.NotRegularFile as exc:
+        return f"(no output shown: {path} is {exc.kind}, not a regular file)"
     except OSError:
         return f"(no output yet: {path} cannot be read)"
     return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
 
 
-def diff(root: str, base: str, branch: str) -> str:
-    """`git diff base...branch`: its --stat, then the diff itself."""
+def diff(root: str, base: str, branch: str, limit: int = DIFF_BYTES) -> str:
+    """`git diff base...branch`: its --stat, then the diff itself, `limit` bytes at most.
+
+    git's output is read only up to the limit: a longer diff ends at its last whole line
+    within it, followed by a line that says it was cut.
+    """
     span = f"{base}...{branch}"
     parts = []
+    left = limit
     for extra in (["--stat"], []):
-        result = command.run(root, "diff", "--no-color", *extra, span, "--")
+        result = command.run(root, "diff", "--no-color", *extra, span, "--", limit=left)
+        if result.cut:
+            whole = result.stdout[: result.stdout.rfind(b"\n") + 1].decode(errors="replace")
+            parts.append(f"{whole}… cut at {limit:,} bytes: `git diff {span}` shows the rest")
+            break
         if not result.ok:
             return f"(git diff {span} failed: {result.stderr.decode(errors='replace').strip()})"
-        parts.append(result.stdout[:DIFF_BYTES].decode(errors="replace"))
+        parts.append(result.stdout.decode(errors="replace"))
+        left -= len(result.stdout)
     return "\n".join(parts).strip() or f"(no difference between {base} and {branch})"
 
 
@@ -46,7 +56,8 @@ def handoff(path: str | None) -> str:
     parts = []
     for item in map(Path, files):
         try:
-            parts.append(f"== {item.name}\n" + item.read_bytes().decode(errors="replace"))
+            data = fsutil.read_regular(str(item), limit=HANDOFF_BYTES)
+            parts.append(f"== {item.name}\n" + data.decode(errors="replace"))
         except OSError as exc:
             parts.append(f"== {item.name}: cannot be read ({exc.strerror})")
     return "\n".join(parts) or "(the batch is empty)"

@@ -8,8 +8,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
+from swarmforge import fsutil, logfile
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.errors import shell_status
 from swarmforge.proc import popen
@@ -25,7 +25,7 @@ def run_setup(
     role: RoleRecord, command: str, env: Mapping[str, str], log_path: str, timeout: float
 ) -> SetupFailure | None:
     """Run one setup command in the worktree, its output appended to the role's log."""
-    with Path(log_path).open("ab") as out:
+    with os.fdopen(logfile.open_log(log_path), "ab") as out:  # a FIFO there is refused
         out.write(f"swarmforge bootstrap: $ {command}\n".encode())
         out.flush()
         begin = os.fstat(out.fileno()).st_size
@@ -80,9 +80,7 @@ def _wait(child: popen.Started, timeout: float) -> int | None:
 def _tail(log_path: str, begin: int) -> list[str]:
     """The last lines the command wrote (the log from offset `begin` on)."""
     try:
-        with Path(log_path).open("rb") as f:
-            f.seek(max(begin, os.fstat(f.fileno()).st_size - 16384))
-            text = f.read().decode(errors="replace")
+        text = fsutil.read_end(log_path, 16384, begin)[1].decode(errors="replace")
     except OSError:
         return []
     lines = [line for line in text.splitlines() if not line.startswith("swarmforge bootstrap: ")]

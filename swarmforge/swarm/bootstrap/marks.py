@@ -34,6 +34,8 @@ class SetupFailure:
 
 
 _FAILURE = TypeAdapter(SetupFailure)
+# A mark holds a reason and the last 16 KiB of output at most: anything larger was not made here.
+MARK_LIMIT = 1024 * 1024
 
 
 def mark_path(root: str, role: str) -> Path:
@@ -48,12 +50,11 @@ def failure(root: str, role: str) -> SetupFailure | None:
     """
     path = mark_path(root, role)
     try:
-        data = path.read_bytes()
+        data = fsutil.read_regular(str(path), limit=MARK_LIMIT)
+        return _FAILURE.validate_json(data)
     except FileNotFoundError:
         return None
-    try:
-        return _FAILURE.validate_json(data)
-    except ValidationError:
+    except (fsutil.NotRegularFile, fsutil.FileTooLarge, ValidationError):
         return SetupFailure(role, f"its mark {path} cannot be read", log=str(path))
 
 

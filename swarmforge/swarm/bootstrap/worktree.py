@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 
+from swarmforge import logfile
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.startsettings import BootstrapSettings
 from swarmforge.swarm.bootstrap.commands import run_setup
@@ -31,7 +32,7 @@ def run(
         return None
     interrupted = "up stopped before the setup finished"
     mark(root, SetupFailure(role.name, interrupted, log=log_path, at=stamp_now()), durable=False)
-    with Path(log_path).open("ab") as out:
+    with os.fdopen(logfile.open_log(log_path), "ab") as out:  # a FIFO there is refused
 
         def log(line: str) -> None:
             out.write(f"swarmforge bootstrap: {line}\n".encode())

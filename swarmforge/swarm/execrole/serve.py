@@ -32,7 +32,7 @@ def serve_role(root: str, name: str) -> None:
     command = item_command(root, config, role)
     log = _logger(root, name)
     path = placement.log_file(root, name)
-    output = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    output = logfile.open_log(path)
     env = agent_env(root, record.run_id, role, load_settings(root, config.names).role(name))
     loop = ExecRole(name, role.path, role.mode, command, env, log, output)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from swarmforge import fsutil, logfile
 from swarmforge.config.settings import Restart
+from swarmforge.errors import SwarmforgeError
 from swarmforge.proc import popen
+
+TAIL_BYTES = 8192  # of the role's log read for the last lines of an exited process
 
 
 class Child:
@@ -29,26 +32,39 @@ class Child:
         self.restarts = 0
         self.next_start = 0.0
         self.finished = False  # exited, and its policy says it stays so
+        self.unlogged: str | None = None  # why the last start's output goes nowhere
 
     def start(self) -> int:
-        """Start the process; its pid."""
-        with Path(self.log).open("ab") as out:
+        """Start the process; its pid.
+
+        Its output is appended to its log; where the log is no regular file (a FIFO
+        would block the runner until a reader came), the output is discarded and
+        `unlogged` says why.
+        """
+        try:
+            out = logfile.open_log(self.log)
+            self.unlogged = None
+        except SwarmforgeError as exc:
+            out = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+            self.unlogged = f"{exc.message} Its output is discarded."
+        try:
             self.proc = popen.start(
                 self.argv,
                 cwd=self.cwd,
                 env=self.env,
                 stdin=popen.DEVNULL,
-                stdout=out.fileno(),
+                stdout=out,
                 stderr=popen.STDOUT,
                 session=True,
             )
+        finally:
+            os.close(out)
         return self.proc.pid
 
     def tail(self) -> list[str]:
         """The last lines of the role's log."""
         try:
-            with Path(self.log).open("rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
-                return f.read().decode(errors="replace").splitlines()
+            _, data = fsutil.read_end(self.log, TAIL_BYTES)
         except OSError:
             return []
+        return data.decode(errors="replace").splitlines()

@@ -37,6 +37,7 @@ def start_due(
         pid = child.start()
         lifecycle.started(root, name, run_id, pid, 0)
         log.info("starting %s: pid %d", name, pid)
+        _unlogged(child, log)
         changed = True
     return changed
 
@@ -75,5 +76,11 @@ def restart_exited(
             pid = child.start()
             lifecycle.started(root, name, run_id, pid, child.restarts)
             log.info("restarted %s: pid %d", name, pid)
+            _unlogged(child, log)
             changed = True
     return changed
+
+
+def _unlogged(child: Child, log: logging.Logger) -> None:
+    if child.unlogged is not None:
+        log.warning("%s", child.unlogged)

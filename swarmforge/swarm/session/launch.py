@@ -4,12 +4,13 @@ headless runner, and the sleep inhibitor.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from functools import partial
 from pathlib import Path
 
-from swarmforge import statedir, tagging
+from swarmforge import logfile, statedir, tagging
 from swarmforge.config import rolerecord, sessionrecord
 from swarmforge.config.roster import SwarmConfig
 from swarmforge.config.sessionrecord import SessionRecord
@@ -97,8 +98,11 @@ def start_tmux(
 
 def _start_runner(root: str, tag_env: dict[str, str]) -> int:
     argv = [sys.executable, "-m", "swarmforge", "supervise", "--project", root]
-    with Path(placement.log_file(root, "runner")).open("ab") as log:
-        detach.detach(argv, cwd=root, extra=tag_env, log=log.fileno())
+    log = logfile.open_log(placement.log_file(root, "runner"))  # a FIFO there is refused
+    try:
+        detach.detach(argv, cwd=root, extra=tag_env, log=log)
+    finally:
+        os.close(log)
     pid_file = Path(statedir.path(root, RUNNER_PID))
     lock = statedir.path(root, RUNNER_LOCK)
     if wait_until(lambda: is_held(lock) and pid_file.exists(), START_TIMEOUT):

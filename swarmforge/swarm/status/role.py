@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmforge import tagging
-from swarmforge.agents import lifecycle, probe
+from swarmforge.agents import lifecycle, probe, statefiles
 from swarmforge.agents.tokens import Tokens
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.sessionrecord import SessionRecord
@@ -63,6 +63,8 @@ class RoleStatus:
     # Where HEAD is when it is not on the role's branch: another branch, or "detached at
     # <commit>"; None when it is on it, or for a role in the main checkout.
     off_branch: str | None = None
+    # Its state files that cannot be read (a FIFO, a huge file), each in a sentence.
+    unreadable: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, object]:
         shown = asdict(self)
@@ -143,6 +145,7 @@ def role_status(
         port_conflict=port_conflict,
         disk_bytes=_disk(root, role) if sizes else None,
         off_branch=off_branch(role) if exists else None,
+        unreadable=tuple(statefiles.unreadable(root, role.name)),
     )
 
 
