@@ -1,5 +1,5 @@
 """What a role's name may be: the characters and length that keep it one file, branch and
-tmux session name, and how a name is shown in a message.
+tmux session name and one plain word of a command line, and how a name is shown in a message.
 """
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ BAD_ROLE_CHARS = frozenset("_/\\")
 # session names and expands '#' formats in them: the session would not be found again.
 SESSION_UNSAFE_CHARS = ".:#"
 QUOTES = frozenset("\"'")
+# A name is an argument of commands and a word of lines shown for a person to paste:
+# a shell expands these there, and a leading '-' makes it an option.
+SHELL_EXPANDED_CHARS = "$`*?[]"
 # The name becomes part of file names (prompts, logs, handoffs), branch and session
 # names; well under the 255 bytes a file name may have, with room for what surrounds it.
 MAX_NAME_BYTES = 64
@@ -39,6 +42,16 @@ def role_name_problem(name: str) -> str | None:
         return (
             f"role name {shown_name(name)} may not contain '.', ':' or '#' "
             f"(tmux would rename its session swarmforge-{name})"
+        )
+    if name.startswith("-"):
+        return (
+            f"role name {shown_name(name)} may not start with '-' "
+            "(a command would read it as an option)"
+        )
+    if any(c in SHELL_EXPANDED_CHARS for c in name):
+        return (
+            f"role name {shown_name(name)} may not contain '$', '`', '*', '?', '[' or ']' "
+            "(a shell would expand them)"
         )
     if name_too_long(name):
         return f"role name {shown_name(name)} is too long: {NAME_LIMIT}"

@@ -119,6 +119,33 @@ def test_a_role_name_tmux_cannot_use_as_a_session_is_refused(name: str) -> None:
     )
 
 
+SHELL_NAMES = ["$(x)", "$(touch${IFS}PWN)", "$HOME", "a`id`b", "st*r", "a?", "[ab]", "a]"]
+
+
+@pytest.mark.parametrize("name", ["-x", "--help", "-"])
+def test_a_role_name_an_option_parser_would_read_as_an_option_is_refused(name: str) -> None:
+    error = refusal(f"window coder codex master\nwindow {name} codex w\n")
+    assert str(error) == (
+        f"{CONF}, line 2: role name '{name}' may not start with '-' "
+        "(a command would read it as an option)"
+    )
+    # Letters, digits and a '-' further in still make role names.
+    for fine in ("coder", "code-review", "QA", "r2d2", "a-", "x-1-y", "é"):
+        assert one_role(f"window {fine} codex w").name == fine
+
+
+@pytest.mark.parametrize("name", SHELL_NAMES)
+def test_a_role_name_a_shell_would_expand_is_refused(name: str) -> None:
+    error = refusal(f"window coder codex master\nwindow {name} codex w\n")
+    assert str(error) == (
+        f"{CONF}, line 2: role name '{name}' may not contain '$', '`', '*', '?', '[' or ']' "
+        "(a shell would expand them)"
+    )
+    assert role_name_problem(name) == error.problem
+    with pytest.raises(CorruptFile, match="a shell would expand them"):
+        parse_roles(f"{name}\tb\tc\td\te\tf\ttask\n", "/p/.swarmforge/roles.tsv")
+
+
 def test_role_and_worktree_names_have_at_most_64_bytes() -> None:
     assert one_role(f"window {'r' * 64} codex {'w' * 64}").name == "r" * 64
     assert one_role(f"window {'é' * 32} codex master").name == "é" * 32
@@ -188,6 +215,8 @@ BAD_LINES = {
     f"window {'r' * 300} codex cleaner": "is too long: at most 64 characters",
     "window a.b codex cleaner": "may not contain '.', ':' or '#'",
     'window "my role" claude x': "role names cannot contain quotes or spaces",
+    "window -x codex cleaner": "role name '-x' may not start with '-'",
+    "window st*r codex cleaner": "role name 'st*r' may not contain '$', '`', '*', '?'",
 }
 
 

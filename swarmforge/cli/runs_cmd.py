@@ -45,6 +45,7 @@ def find_run(root: str, wanted: str) -> str:
 
 
 def _list(ns: argparse.Namespace) -> int:
+    from swarmforge import text
     from swarmforge.run import overview
 
     root = os.path.realpath(project_root(ns.project, PLANNED, must_exist=False))
@@ -60,7 +61,8 @@ def _list(ns: argparse.Namespace) -> int:
         }
         for run in found
     ]
-    said = [_run_line(run) for run in found]
+    # A spec's goal is outside text: its control characters are shown as escapes.
+    said = [text.shown(_run_line(run)) for run in found]
     emit(ns.json, rows, said or [f"no planned run in {root} yet: `swarmforge run SPEC` starts one"])
     return EXIT_OK
 
@@ -71,11 +73,13 @@ def _run_line(run: RunView) -> str:
 
 
 def _event_line(data: dict[str, object]) -> str:
+    from swarmforge import text
     from swarmforge.eventline import words
 
     # Nested values (a checkpoint's states, a summary's counts) as compact JSON, lists as a,b.
     rest = " ".join(f"{k}={words(v)}" for k, v in data.items() if k not in ("seq", "ts", "kind"))
-    return f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}".rstrip()
+    # A goal or a reason is outside text: its control characters are shown as escapes.
+    return text.shown(f"{data['seq']:>6} {data['ts']} {data['kind']:14s} {rest}".rstrip())
 
 
 def _tail(ns: argparse.Namespace) -> int:

@@ -7,7 +7,9 @@ after it is an argument for the agent. A fifth field one edit away from `task` o
 on; quoted (`"tasks"`) it is an argument.
 
 Role and worktree names are single words of at most 64 bytes of UTF-8; a role name
-also becomes a tmux session name, so it may not contain `.`, `:` or `#`.
+also becomes a tmux session name, so it may not contain `.`, `:` or `#`, and a word of
+command lines, so it may not start with `-` nor hold `$`, a backquote or `*?[]`
+(`rolenames.py`).
 
 Extra arguments: SwarmForge splits the line on whitespace and pastes the rest into
 a shell command line, so the shell's quoting applies. We keep that meaning without a

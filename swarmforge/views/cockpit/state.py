@@ -3,6 +3,7 @@ and what tells that the planned runs changed."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def swarm_state(root: str, snap: Snapshot | str) -> dict[str, object]:
         {
             **asdict(row),
             "spent": spent(row),
-            "attach": " ".join(attach_command(root, row.role)),
+            "attach": shlex.join(attach_command(root, row.role)),
         }
         for row in snap.rows
     ]

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import time
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Log, Static
 
-from swarmforge import eventline
+from swarmforge import eventline, text
 from swarmforge.swarm.status.hostlines import hosts_line
 from swarmforge.views.aging import aged_snapshot
 from swarmforge.views.eventtail import EVENTS_KEPT
 from swarmforge.views.feed import EVERY, Feed
 from swarmforge.views.snapshot import Snapshot
 from swarmforge.views.watch.keys import RoleKeys
-from swarmforge.views.watch.table import COLUMNS, columns, lines, summary
+from swarmforge.views.watch.table import COLUMNS, columns, lines, literal, summary
 
 TICK = 2.0  # seconds between two agings of what is shown: a repaint, never a read
 
@@ -50,11 +51,12 @@ class WatchApp(RoleKeys):
         self.said: dict[str, str] = {}  # the text of each Static, as last put there
 
     def compose(self) -> ComposeResult:
-        yield Static("reading the swarm's status...", id="summary")
-        hosts = Static("", id="hosts")
+        # Paths, branches and host names are outside text: never read as markup.
+        yield Static("reading the swarm's status...", id="summary", markup=False)
+        hosts = Static("", id="hosts", markup=False)
         hosts.display = False  # shown with [transport] only
         yield hosts
-        table: DataTable[str] = DataTable(id="roles", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text] = DataTable(id="roles", cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table
@@ -128,15 +130,15 @@ class WatchApp(RoleKeys):
         with self.batch_update():  # one repaint for every cell that changed
             self._fill(before, snap)
 
-    def _say(self, where: str, text: str) -> None:
-        """Put `text` in the Static at `where` unless it says that already."""
-        if self.said.get(where) != text:
-            self.said[where] = text
-            self.query_one(where, Static).update(text)
+    def _say(self, where: str, words: str) -> None:
+        """Put `words` in the Static at `where` unless it says that already."""
+        if self.said.get(where) != words:
+            self.said[where] = words
+            self.query_one(where, Static).update(text.shown(words))
 
     def _fill(self, before: Snapshot | None, snap: Snapshot) -> None:
         """Paint the table: only the cells that changed when the rows are the same."""
-        table: DataTable[str] = self.query_one(DataTable)
+        table: DataTable[Text] = self.query_one(DataTable)
         shown, wanted = columns(snap), lines(snap)
         keys = [key for key, _ in wanted]
         if before is not None and columns(before) == shown:
@@ -147,7 +149,7 @@ class WatchApp(RoleKeys):
                 for (key, was_cells), (_, now_cells) in zip(old, wanted, strict=True):
                     for column, was, now in zip(shown, was_cells, now_cells, strict=True):
                         if was != now:
-                            table.update_cell(key, column, now)
+                            table.update_cell(key, column, literal(now))
                 return
         chosen = self.selected()
         table.clear(columns=before is None or columns(before) != shown)
@@ -155,6 +157,6 @@ class WatchApp(RoleKeys):
             for column in shown:
                 table.add_column(column, key=column)
         for key, row_cells in wanted:
-            table.add_row(*row_cells, key=key)
+            table.add_row(*map(literal, row_cells), key=key)
         if chosen in keys:
             table.move_cursor(row=keys.index(chosen), animate=False)

@@ -15,6 +15,7 @@ from textual.app import App, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
+from swarmforge import text
 from swarmforge.proc import popen, spawn
 from swarmforge.swarm.status.hostlines import elsewhere
 from swarmforge.views import roletexts
@@ -69,7 +70,7 @@ class RoleKeys(App[None]):
         cross = self.snap.cross
         there = next((r for r in cross.roles if remote_key(r) == name), None) if cross else None
         if there is not None:
-            self.notify(elsewhere(there))
+            self.notify(text.shown(elsewhere(there)), markup=False)
             return None
         return next((r for r in self.snap.rows if r.role == name), None)
 
@@ -108,7 +109,9 @@ class RoleKeys(App[None]):
             with self.suspend():
                 code = popen.start(argv).wait()
         except SuspendNotSupported:
-            self.notify(f"Cannot hand this terminal over here; run: {shlex.join(argv)}")
+            said = f"Cannot hand this terminal over here; run: {shlex.join(argv)}"
+            self.notify(text.shown(said), markup=False)
             return
         if code != 0:
-            self.notify(f"{shlex.join(argv)} exited {code}", severity="error")
+            said = f"{shlex.join(argv)} exited {code}"
+            self.notify(text.shown(said), severity="error", markup=False)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from rich.text import Text
+
 from swarmforge.swarm.status.crosshost import RemoteRole
 from swarmforge.swarm.status.hostlines import beat_said
+from swarmforge.text import shown
 from swarmforge.times import duration
 from swarmforge.views.rows import Row, spent
 from swarmforge.views.snapshot import Snapshot
@@ -13,6 +16,12 @@ COLUMNS = (
     *("port", "branch", "ahead", "dirty", "tokens"),
 )
 HOST_COLUMN = "host"  # only with [transport]: after the role
+
+
+def literal(cell: str) -> Text:
+    """A cell as written: no markup read in it (`x[bold]y` stays so), control characters
+    escaped."""
+    return Text(shown(cell))
 
 
 def cells(row: Row) -> tuple[str, ...]:

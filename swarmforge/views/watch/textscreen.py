@@ -11,6 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
+from swarmforge.text import shown
+
 
 class TextScreen(Screen[None]):
     """A scrollable text: a role's output, diff or handoff, or the keys; `reload` refreshes it."""
@@ -27,7 +29,9 @@ class TextScreen(Screen[None]):
         self.every = every
 
     def compose(self) -> ComposeResult:
-        yield Static(self.title_text, id="title")
+        # Role and branch names, outputs and handoffs are outside text: never markup, and
+        # their control characters shown as escapes rather than sent to the terminal.
+        yield Static(shown(self.title_text), id="title", markup=False)
         yield Log(id="text", auto_scroll=self.every is not None)
         yield Footer()
 
@@ -45,6 +49,6 @@ class TextScreen(Screen[None]):
     def _show(self, text: str) -> None:
         log = self.query_one(Log)
         log.clear()
-        log.write(text)
+        log.write("\n".join(shown(line) for line in text.split("\n")))
         if self.every is None:
             log.scroll_home(animate=False)
