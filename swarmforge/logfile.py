@@ -1,15 +1,16 @@
 """The log files of swarmforge's own long-running processes: daemon, runner, exec roles.
 
-One way to open them: only a regular file, never writable by others whatever the
-umask, UTC timestamps. A log that cannot be written (a full disk) is reported once
-on stderr with its path, never as the logging module's traceback, and never stops
-the process whose work it records.
+One way to open them: only a regular file, readable by its owner only whatever the
+umask (a log names servers, hubs and what they answered), UTC timestamps. A log that
+cannot be written (a full disk) is reported once on stderr with its path, never as the
+logging module's traceback, and never stops the process whose work it records.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 import sys
 import time
 from typing import TextIO
@@ -19,6 +20,7 @@ from swarmforge.errors import SwarmforgeError
 
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+LOG_MODE = 0o600  # owner only
 
 
 class _Handler(logging.StreamHandler[TextIO]):
@@ -50,13 +52,22 @@ class _Handler(logging.StreamHandler[TextIO]):
 
 
 def open_log(path: str) -> int:
-    """A descriptor appending to log file `path`; SwarmforgeError if it is no regular file."""
+    """A descriptor appending to log file `path`, made (or narrowed to) LOG_MODE;
+    SwarmforgeError if it is no regular file."""
     try:
-        return fsutil.open_append(path)
+        fd = fsutil.open_append(path, LOG_MODE)
     except fsutil.NotRegularFile as exc:
         raise SwarmforgeError(
             f"{path} is {exc.kind}, not a regular file.", hint="Remove it; it is made again."
         ) from None
+    try:
+        current = stat.S_IMODE(os.fstat(fd).st_mode)
+        if current & ~LOG_MODE:  # left open to others by an older version
+            os.fchmod(fd, current & LOG_MODE)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def logger(name: str, path: str) -> logging.Logger:

@@ -287,7 +287,7 @@ def test_a_log_left_writable_by_others_is_narrowed_and_a_fifo_log_refused(
     log.write_text("old\n")
     log.chmod(0o666)
     assert daemon(swarm, "run", "--once", "--notify", "none").returncode == 0
-    assert stat.S_IMODE(log.stat().st_mode) == 0o644
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert log.read_text().startswith("old\n")
     log.unlink()
     os.mkfifo(log)

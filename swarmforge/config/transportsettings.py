@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from swarmforge.config.fields import inside_project
+from swarmforge.text import shown_url
 
 TRANSPORT_SCHEMES = ("nats", "tls")
 PROJECT_NAME = re.compile(r"[A-Za-z0-9-]{1,32}")
@@ -40,9 +41,10 @@ class TransportSettings(BaseModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
+        _not_an_option(value, "write it like nats://127.0.0.1:4222")
         if not _is_server_url(value):
             raise ValueError(
-                f"{json.dumps(value)} is not a NATS server URL: write it like "
+                f"{json.dumps(shown_url(value))} is not a NATS server URL: write it like "
                 "nats://127.0.0.1:4222 or tls://nats.example.com:4222"
             )
         return value
@@ -55,8 +57,13 @@ class TransportSettings(BaseModel):
     @field_validator("hub")
     @classmethod
     def _hub(cls, value: str | None) -> str | None:
-        if value is not None and (not value.strip() or value != value.strip()):
-            raise ValueError(f"{json.dumps(value)} is empty or starts or ends with a space")
+        if value is None:
+            return None
+        if not value.strip() or value != value.strip():
+            raise ValueError(
+                f"{json.dumps(shown_url(value))} is empty or starts or ends with a space"
+            )
+        _not_an_option(value, "write a URL, or a path such as ./-hub.git")
         return value
 
     @field_validator("project")
@@ -93,6 +100,15 @@ class TransportSettings(BaseModel):
         if self.credentials is not None or not user:
             return None
         return user, seen.get(NATS_PASSWORD_ENV, "")
+
+
+def _not_an_option(value: str, instead: str) -> None:
+    """Refuse a value that a command would read as one of its options (git's --upload-pack)."""
+    if value.startswith("-"):
+        raise ValueError(
+            f"{json.dumps(shown_url(value))} starts with '-' and would be read as an option: "
+            + instead
+        )
 
 
 def _is_server_url(value: str) -> bool:

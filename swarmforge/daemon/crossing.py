@@ -93,7 +93,7 @@ class Crossing:
                     return  # the daemon closed the transport under this attempt
                 raise
             self.log.info(
-                "connected to %s (project %s on the server)", self.transport.url, self.project
+                "connected to %s (project %s on the server)", self.transport.address, self.project
             )
             with self._lock:
                 if self._closing.is_set():
@@ -137,7 +137,7 @@ class Crossing:
         HubError while it cannot be (the original then stays in the outbox)."""
         if not self.ready():
             why = "reconnecting" if self.connected else self._said or "not connected yet"
-            raise TransportError(f"mail cannot cross hosts now: {why} ({self.transport.url})")
+            raise TransportError(f"mail cannot cross hosts now: {why} ({self.transport.address})")
         outgoing.send(self.transport, path, recipients, hub=self.hub, handoff=handoff)
 
     # -- mail in ------------------------------------------------------------------------

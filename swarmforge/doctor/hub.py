@@ -5,7 +5,8 @@ from __future__ import annotations
 from swarmforge.config.transportsettings import TransportSettings
 from swarmforge.doctor.check import Check
 from swarmforge.git import command
-from swarmforge.net.hub import QUIET
+from swarmforge.net.hub import PROTOCOLS, QUIET
+from swarmforge.text import shown_url
 
 HUB_TIMEOUT = 10.0  # seconds `git ls-remote` may take to answer
 
@@ -17,13 +18,14 @@ def check_hub(root: str, transport: TransportSettings, timeout: float = HUB_TIME
         fix = "set [transport] hub to the git repository every host fetches from and pushes to"
         return Check("hub", "warn", "no [transport] hub: the hosts' branches meet nowhere", fix)
     answer = _ls_remote(root, hub, timeout)
+    shown = shown_url(hub)
     if answer is None:
         fix = "check the URL, the network, and that this host may fetch without a prompt"
-        return Check("hub", "FAIL", f"{hub} did not answer within {timeout:g} s", fix)
+        return Check("hub", "FAIL", f"{shown} did not answer within {timeout:g} s", fix)
     if answer:
         fix = "check the URL, and that this host can fetch from it (ssh key, access rights)"
-        return Check("hub", "FAIL", f"{hub} cannot be reached: {answer}", fix)
-    return Check("hub", "ok", f"{hub} answers (git ls-remote)")
+        return Check("hub", "FAIL", f"{shown} cannot be reached: {answer}", fix)
+    return Check("hub", "ok", f"{shown} answers (git ls-remote)")
 
 
 def _ls_remote(root: str, hub: str, timeout: float) -> str | None:
@@ -32,10 +34,13 @@ def _ls_remote(root: str, hub: str, timeout: float) -> str | None:
 
     It runs in a session of its own, without a terminal: ssh and git then fail at once
     where they would ask for a password, instead of waiting for one. A relative hub is
-    relative to the project, as git sees it from there.
+    relative to the project, as git sees it from there. It follows `--` and runs with
+    PROTOCOLS, as every git command that reaches the hub.
     """
     try:
-        result = command.within(root, "ls-remote", hub, "HEAD", timeout=timeout, extra=QUIET)
+        result = command.within(
+            root, "ls-remote", "--", hub, "HEAD", timeout=timeout, extra=QUIET, options=PROTOCOLS
+        )
     except OSError as exc:
         return f"cannot run git: {exc.strerror}"
     if result is None:

@@ -34,7 +34,7 @@ def check_transport(root: str, env: Mapping[str, str] | None = None) -> Check | 
         client.connect()
         return _transport_state(client)
     except TransportError as exc:
-        fix = f"start the NATS server at {transport.url}, or correct [transport] and its login"
+        fix = f"start the NATS server at {client.address}, or correct [transport] and its login"
         return Check("transport", "FAIL", exc.message, fix)
     finally:
         client.close()
@@ -48,13 +48,13 @@ def _transport_state(client: Transport) -> Check:
     name = stream_name(client.project)
     if not client.jetstream_enabled():
         fix = "start nats-server with JetStream (-js, or jetstream {} in its configuration)"
-        return Check("transport", "FAIL", f"{client.url} answers but has no JetStream", fix)
+        return Check("transport", "FAIL", f"{client.address} answers but has no JetStream", fix)
     info = client.stream_info()
     if info is None:
-        detail = f"{client.url} with JetStream; the stream {name} does not exist yet"
+        detail = f"{client.address} with JetStream; the stream {name} does not exist yet"
         return Check("transport", "warn", detail, "it is made when mail first crosses hosts")
     problems = config_problems(info.config, client.project)
     if problems:
         fix = f"remove the stream {name} (nats stream rm {name}) so that it is made again"
         return Check("transport", "FAIL", f"stream {name}: {'; '.join(problems)}", fix)
-    return Check("transport", "ok", f"{client.url} with JetStream, stream {name} as expected")
+    return Check("transport", "ok", f"{client.address} with JetStream, stream {name} as expected")

@@ -19,6 +19,7 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 
 from swarmforge.net.failure import TransportError, describe
+from swarmforge.text import shown_url
 
 T = TypeVar("T")
 
@@ -43,6 +44,7 @@ class Connection:
         credentials: str | None = None,
     ) -> None:
         self.url = url
+        self.address = shown_url(url)  # what messages show: never the password
         self.project = project
         self._auth: dict[str, Any] = {}
         if credentials is not None:
@@ -58,13 +60,13 @@ class Connection:
         """Run `coro` on the loop thread and return its result; TransportError on failure."""
         if self._thread is None:
             coro.close()
-            raise TransportError(f"cannot {what}: not connected to {self.url}")
+            raise TransportError(f"cannot {what}: not connected to {self.address}")
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return future.result(timeout)
         except TimeoutError:
             future.cancel()
-            raise TransportError(f"cannot {what}: {self.url} did not answer in time") from None
+            raise TransportError(f"cannot {what}: {self.address} did not answer in time") from None
         except (NatsError, OSError) as exc:
             raise TransportError(f"cannot {what}: {describe(exc)}") from exc
 
@@ -75,7 +77,7 @@ class Connection:
                 target=self._loop.run_forever, name="swarmforge-nats", daemon=True
             )
             self._thread.start()
-        self._nc = self.call(self._connect(timeout), f"connect to {self.url}", timeout + 1)
+        self._nc = self.call(self._connect(timeout), f"connect to {self.address}", timeout + 1)
         self._js = self._nc.jetstream(timeout=REQUEST_TIMEOUT)
 
     async def _connect(self, timeout: float) -> Client:
@@ -103,8 +105,10 @@ class Connection:
             return attempt.result()
         attempt.cancel()
         if first_error in done:
-            raise TransportError(f"cannot connect to {self.url}: {describe(first_error.result())}")
-        raise TransportError(f"cannot connect to {self.url}: no answer in {timeout:g} s")
+            raise TransportError(
+                f"cannot connect to {self.address}: {describe(first_error.result())}"
+            )
+        raise TransportError(f"cannot connect to {self.address}: no answer in {timeout:g} s")
 
     def close(self) -> None:
         """Close the connection and stop the loop thread."""
@@ -140,5 +144,5 @@ class Connection:
     def js(self) -> JetStreamContext:
         """The JetStream context; TransportError before `connect`."""
         if self._js is None:
-            raise TransportError(f"not connected to {self.url}")
+            raise TransportError(f"not connected to {self.address}")
         return self._js

@@ -1,7 +1,7 @@
 """A run's base commit: the project's HEAD, pushed to the hub for the workers to start from.
 
-It goes to `refs/swarmforge/runs/<runId>/base` on the hub, by URL: no remote is
-added to the project.
+It goes to `refs/swarmforge/runs/<runId>/base` on the hub, by URL (after `--`, with
+net/hub.py's PROTOCOLS): no remote is added to the project.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from swarmforge.errors import SwarmforgeError
 from swarmforge.git import repo
 from swarmforge.git.command import GitFailed, git
-from swarmforge.net.hub import quiet_env
+from swarmforge.net.hub import PROTOCOLS, quiet_env
+from swarmforge.text import shown_url
 
 
 def base_ref(run_id: str) -> str:
@@ -37,11 +38,13 @@ def push_base(root: str, hub: str, run_id: str, base: str) -> None:
             "push",
             "--quiet",
             "--no-verify",
+            "--",
             hub,
             f"+{base}:{base_ref(run_id)}",
             env=env,
+            options=PROTOCOLS,
         )
     except GitFailed as exc:
         raise SwarmforgeError(
-            f"cannot push the run's base commit to the hub {hub}: {exc.message}"
+            f"cannot push the run's base commit to the hub {shown_url(hub)}: {exc.message}"
         ) from None

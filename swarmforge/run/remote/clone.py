@@ -10,8 +10,8 @@ host); afterwards the branch is pushed to the hub, and uncommitted work to
 detached scratch worktree at the base (`<dir>/scratch/<runId>`), as local ones share
 the project's checkout; those are removed when the worker stops or starts.
 
-Everything goes through the git CLI (git/command.py), and to the hub by its URL:
-the clone has no remote configured.
+Everything goes through the git CLI (git/command.py), and to the hub by its URL, after
+`--` and with net/hub.py's PROTOCOLS: the clone has no remote configured.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from swarmforge.git.names import branch_name, rescue_ref
 from swarmforge.git.objects import lookup
 from swarmforge.git.removing import remove
 from swarmforge.git.rescue import snapshot
-from swarmforge.net.hub import quiet_env
+from swarmforge.net.hub import PROTOCOLS, quiet_env
 from swarmforge.run.remote.base import base_ref
+from swarmforge.text import shown_url
 
 
 def _last_line(exc: GitFailed) -> str:
@@ -53,11 +54,13 @@ class Clone:
 
     def check_hub(self) -> None:
         """SwarmforgeError in one line when the hub cannot be read from here."""
-        found = run(self.dir, "ls-remote", "--heads", self.hub, env=quiet_env())
+        found = run(
+            self.dir, "ls-remote", "--heads", "--", self.hub, env=quiet_env(), options=PROTOCOLS
+        )
         if not found.ok:
             lines = found.stderr.decode(errors="replace").strip().splitlines()
             said = f": {lines[-1]}" if lines else ""
-            raise SwarmforgeError(f"cannot reach the hub {self.hub}{said}")
+            raise SwarmforgeError(f"cannot reach the hub {shown_url(self.hub)}{said}")
 
     def ensure(self) -> None:
         """Make the clone if it does not exist yet, and clear what a killed worker left."""
@@ -85,9 +88,11 @@ class Clone:
                     "fetch",
                     "--quiet",
                     "--no-tags",
+                    "--",
                     self.hub,
                     f"+{ref}:{ref}",
                     env=quiet_env(),
+                    options=PROTOCOLS,
                 )
             except GitFailed as exc:
                 raise SwarmforgeError(
@@ -95,7 +100,8 @@ class Clone:
                 ) from None
             if lookup(self.path, commit).commit is None:
                 # The ref moved on (the run was resumed from another commit): ask for the commit.
-                run(self.path, "fetch", "--quiet", "--no-tags", self.hub, commit, env=quiet_env())
+                fetch = ("fetch", "--quiet", "--no-tags", "--", self.hub, commit)
+                run(self.path, *fetch, env=quiet_env(), options=PROTOCOLS)
             if lookup(self.path, commit).commit is None:
                 raise SwarmforgeError(f"the hub has no commit {commit}")
         checkout = repo.open_checkout(self.path)
@@ -173,7 +179,8 @@ class Clone:
                 rescued = rescue_ref(run_id, task_id)
                 specs.append(f"+{commit}:{rescued}")
         try:
-            git(self.path, "push", "--quiet", "--no-verify", self.hub, *specs, env=quiet_env())
+            push = ("push", "--quiet", "--no-verify", "--", self.hub, *specs)
+            git(self.path, *push, env=quiet_env(), options=PROTOCOLS)
         except GitFailed as exc:
             raise SwarmforgeError(
                 f"cannot push {iso.branch} to the hub: {_last_line(exc)}"
