@@ -21,6 +21,9 @@ from swarmforge.git import captures
 from swarmforge.git.project import ensure_excludes_locked
 from swarmforge.handoff.mailbox import Box, Mailbox
 from swarmforge.layout import DELIVERED_DIR
+from swarmforge.views.cockpit.state import swarm_state
+from swarmforge.views.snapshot import snapshot
+from swarmforge.views.watch.table import summary
 from tests.support import VENV_BIN, Project, git, make_swarm, queue_note, retry_until
 from tests.support import run_cli as sf
 
@@ -277,6 +280,11 @@ def test_status_and_doctor_show_mail_held_for_a_worktree_that_is_gone(project: P
         doctor = json.loads(sf("doctor", "--json", cwd=project.root).stdout)
         [mail] = [c for c in doctor if c["check"] == "mail"]
         assert mail["status"] == "warn" and "1 handoff(s) held" in mail["detail"], mail
+        # The views say so too.
+        snap = snapshot(str(project.root))
+        assert "held mail: 1" in summary(snap)
+        [shown] = swarm_state(str(project.root), snap)["held"]  # type: ignore[misc]
+        assert "_to_cleaner.handoff: WORKTREE_GONE: " in shown
         assert not tree.exists()
     finally:
         assert sf("daemon", "stop", cwd=project.root).returncode == 0

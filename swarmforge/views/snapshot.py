@@ -28,6 +28,7 @@ class Snapshot:
     rows: list[Row]
     cross: CrossHost | None = None  # with [transport]: the other hosts and their roles
     worktrees: tuple[str, ...] = ()  # of this host's roles: where their work changes
+    held: tuple[str, ...] = ()  # each handoff the daemon holds, and why, as one line
 
 
 def snapshot(root: str, now: float | None = None, hosts: bool = False) -> Snapshot:
@@ -45,4 +46,5 @@ def snapshot(root: str, now: float | None = None, hosts: bool = False) -> Snapsh
         rows=[row(found.project, base, r, moment) for r in found.roles],
         cross=found.cross,
         worktrees=tuple(r.path for r in found.roles),
+        held=tuple(f"{h.name}: {h.reason}" for h in found.held),
     )

@@ -34,6 +34,7 @@ def swarm_state(root: str, snap: Snapshot | str) -> dict[str, object]:
         "backend": snap.backend,
         "base": snap.base,
         "rows": rows,
+        "held": list(snap.held),
     }
     cross = snap.cross
     if cross is not None:

@@ -72,10 +72,11 @@ def remote_key(role: RemoteRole) -> str:
 
 def summary(snap: Snapshot) -> str:
     """The line above the table: the project and its run."""
+    held = f"  held mail: {len(snap.held)} (`swarmforge status`)" if snap.held else ""
     if snap.run_id is None:
-        return f"No swarm is running in {snap.project}: `swarmforge up` starts one."
+        return f"No swarm is running in {snap.project}: `swarmforge up` starts one.{held}"
     elsewhere = f" (+{len(snap.cross.roles)} on other hosts)" if snap.cross else ""
     return (
         f"{snap.project}  run {snap.run_id} ({snap.backend}) {snap.state}"
-        f"  base {snap.base}  {len(snap.rows)} roles{elsewhere}"
+        f"  base {snap.base}  {len(snap.rows)} roles{elsewhere}{held}"
     )
