@@ -1,4 +1,4 @@
-"""The texts a view opens on one role: its output log's end, its diff, its handoff in hand."""
+"""The texts a view opens on one role: its output as a screen, its diff, its handoff in hand."""
 
 from __future__ import annotations
 
@@ -8,22 +8,26 @@ from swarmforge import fsutil, statedir
 from swarmforge.git import command
 from swarmforge.handoff.mailbox import items_in
 from swarmforge.layout import LOGS_DIR
+from swarmforge.views.terminal import screen_lines
 
-OUTPUT_BYTES = 64 * 1024  # of a role's log read for its last lines
+OUTPUT_BYTES = 32 * 1024  # of a role's log read for its last lines
 DIFF_BYTES = 2 * 1024 * 1024  # of a diff shown: a view, not a patch to apply
 HANDOFF_BYTES = 1024 * 1024  # of a handoff shown: far above what the gate lets through
 
 
 def output(root: str, role: str, lines: int = 200) -> str:
-    """The last `lines` lines of the role's output log, or a sentence saying there is none."""
+    """The last `lines` lines of the screen the role's output log drew, as a person saw it
+    (escape sequences played, not shown), or a sentence saying there is none."""
     path = Path(statedir.path(root, LOGS_DIR), role + ".log")
     try:
-        _, data = fsutil.read_end(str(path), OUTPUT_BYTES)
+        start, data = fsutil.read_end(str(path), OUTPUT_BYTES)
     except fsutil.NotRegularFile as exc:
         return f"(no output shown: {path} is {exc.kind}, not a regular file)"
     except OSError:
         return f"(no output yet: {path} cannot be read)"
-    return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
+    if start > 0:  # begun mid-line, maybe mid-sequence: from the first whole line on
+        data = data[data.find(b"\n") + 1 :]
+    return "\n".join(screen_lines(data, lines))
 
 
 def diff(root: str, base: str, branch: str, limit: int = DIFF_BYTES) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,10 +17,12 @@ from starlette.responses import PlainTextResponse, Response
 
 from swarmforge import statedir
 from swarmforge.layout import LOGS_DIR
+from swarmforge.text import shown
 from swarmforge.views import roletexts
 from swarmforge.views.cockpit.hub import PING, Hub
 
 OUTPUT_LOOK = 0.25  # seconds between looks at a shown role's output log
+OUTPUT_EVERY = 1.0  # seconds at least between two renders of it
 
 
 class NotFound(Exception):
@@ -74,14 +77,19 @@ async def _output(root: str, role: str) -> AsyncIterator[dict[str, str]]:
     """A role's output log, sent again whenever it grows."""
     log = Path(statedir.path(root, LOGS_DIR), role + ".log")
     seen: tuple[int, int] | None = (-1, -1)
+    rendered = -OUTPUT_EVERY
     while True:
         try:
             st = log.stat()
             stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None
-        if stamp != seen:
-            seen = stamp
-            text = await asyncio.to_thread(roletexts.output, root, role)
-            yield {"event": "output", "data": json.dumps(text)}
+        # Played through a terminal emulator, a screen costs a tenth of a second or more:
+        # a busy agent's is sent again at most once per OUTPUT_EVERY.
+        if stamp != seen and time.monotonic() - rendered >= OUTPUT_EVERY:
+            seen, rendered = stamp, time.monotonic()
+            screen = await asyncio.to_thread(roletexts.output, root, role)
+            # As watch shows it: what control characters the screen kept, written as escapes.
+            lines = "\n".join(shown(line) for line in screen.split("\n"))
+            yield {"event": "output", "data": json.dumps(lines)}
         await asyncio.sleep(OUTPUT_LOOK)
