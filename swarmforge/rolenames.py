@@ -10,8 +10,11 @@ BAD_ROLE_CHARS = frozenset("_/\\")
 SESSION_UNSAFE_CHARS = ".:#"
 QUOTES = frozenset("\"'")
 # A name is an argument of commands and a word of lines shown for a person to paste:
-# a shell expands these there, and a leading '-' makes it an option.
-SHELL_EXPANDED_CHARS = "$`*?[]"
+# a shell expands or acts on these there, and a leading '-' makes it an option.
+SHELL_EXPANDED_CHARS = "$`*?[];|&<>(){}~!"
+SHELL_SHOWN = (
+    ", ".join(f"'{c}'" for c in SHELL_EXPANDED_CHARS[:-1]) + f" or '{SHELL_EXPANDED_CHARS[-1]}'"
+)
 # The name becomes part of file names (prompts, logs, handoffs), branch and session
 # names; well under the 255 bytes a file name may have, with room for what surrounds it.
 MAX_NAME_BYTES = 64
@@ -50,8 +53,8 @@ def role_name_problem(name: str) -> str | None:
         )
     if any(c in SHELL_EXPANDED_CHARS for c in name):
         return (
-            f"role name {shown_name(name)} may not contain '$', '`', '*', '?', '[' or ']' "
-            "(a shell would expand them)"
+            f"role name {shown_name(name)} may not contain {SHELL_SHOWN} "
+            "(a shell would expand or act on them)"
         )
     if name_too_long(name):
         return f"role name {shown_name(name)} is too long: {NAME_LIMIT}"

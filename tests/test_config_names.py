@@ -120,6 +120,7 @@ def test_a_role_name_tmux_cannot_use_as_a_session_is_refused(name: str) -> None:
 
 
 SHELL_NAMES = ["$(x)", "$(touch${IFS}PWN)", "$HOME", "a`id`b", "st*r", "a?", "[ab]", "a]"]
+SHELL_NAMES += ["a;b", "a|b", "a&b", "a>b", "a<b", "(a)", "{a}", "~a", "a!"]
 
 
 @pytest.mark.parametrize("name", ["-x", "--help", "-"])
@@ -138,11 +139,12 @@ def test_a_role_name_an_option_parser_would_read_as_an_option_is_refused(name: s
 def test_a_role_name_a_shell_would_expand_is_refused(name: str) -> None:
     error = refusal(f"window coder codex master\nwindow {name} codex w\n")
     assert str(error) == (
-        f"{CONF}, line 2: role name '{name}' may not contain '$', '`', '*', '?', '[' or ']' "
-        "(a shell would expand them)"
+        f"{CONF}, line 2: role name '{name}' may not contain '$', '`', '*', '?', '[', ']', "
+        "';', '|', '&', '<', '>', '(', ')', '{', '}', '~' or '!' (a shell would expand or act "
+        "on them)"
     )
     assert role_name_problem(name) == error.problem
-    with pytest.raises(CorruptFile, match="a shell would expand them"):
+    with pytest.raises(CorruptFile, match="a shell would expand or act on them"):
         parse_roles(f"{name}\tb\tc\td\te\tf\ttask\n", "/p/.swarmforge/roles.tsv")
 
 
