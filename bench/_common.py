@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from swarmforge import statedir
+from swarmforge import statedir, stateview
 from swarmforge.handoff import gate
 from swarmforge.handoff.draft import Draft
 from swarmforge.handoff.mailbox import Box, Mailbox
@@ -55,7 +55,7 @@ def role_worktrees(
             trees[role] = tree
         rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tnone\ttask\n")
     Path(statedir.of(str(root))).mkdir(parents=True, exist_ok=True)  # as `up` makes it
-    statedir.ensure(str(root))
+    stateview.ensure(str(root))
     (root / ".swarmforge" / "roles.tsv").write_text("".join(rows))
     return trees
 

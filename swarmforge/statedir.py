@@ -14,11 +14,9 @@ on the worktrees' file system.
 Each checkout keeps SwarmForge's paths as a view: `.swarmforge` there is a symbolic link
 to its state (relative, so that the project can be moved). swarmforge itself always
 reads and writes the state where it lies (`of`, `path`), never through a view; a view
-is for the helpers, the agents and people. `ensure` checks a view on every use and heals
-it: one deleted is made again; a link pointing elsewhere, a file or a directory put in
-its place is moved aside whole (to `set-aside/` in the state, never read as state) and
-the link made again; an older version's state directory found in its place, with no
-state yet in the git directory, is moved there. Each heal is an event in the log.
+is for the helpers, the agents and people, and stateview.py heals it. An older
+version's state directory found in a view's place, with no state yet in the git
+directory and nothing in it that git tracks, is moved there (`move_in`).
 
 Where no git directory holds the checkout (a plain directory) or a worktree lies
 outside `.worktrees/`, the state stays in the checkout's `.swarmforge/`, as it is.
@@ -30,14 +28,13 @@ from __future__ import annotations
 
 import os
 
+from swarmforge import filewrite, fsutil
 from swarmforge.layout import STATE_DIR, WORKTREES_DIR
 
 STATE_NAME = "swarmforge"  # the state's directory in the common git directory
 CHECKOUTS = "checkouts"  # under it: each worktree's own state, by the worktree's name
 SET_ASIDE = "set-aside"  # under it: what was found in a view's place, kept whole
 VIEW_MADE = ".view-made"  # in a state directory: its view was made once (a later making heals)
-
-_DIR_MODE = 0o755
 
 # top -> (its state, the view's link text), for the checkouts whose state was found placed.
 _placed: dict[str, tuple[str, str]] = {}
@@ -110,8 +107,8 @@ def of(top: str) -> str:
         return os.path.join(os.path.abspath(top), STATE_DIR)
     real = found[0]
     if real not in _seen:
-        if not os.path.isdir(real) and _is_real_dir(os.path.join(top, STATE_DIR)):
-            ensure(top)
+        if not os.path.isdir(real):
+            move_in(top)
         if os.path.isdir(real):
             _seen.add(real)
     return real
@@ -145,76 +142,56 @@ def checkout_of(state: str) -> str | None:
     return None
 
 
-def ensure(top: str) -> str | None:
-    """Check the view of the checkout at `top` and heal it; what was healed, or None.
+def own_view(top: str) -> bool:
+    """True when the checkout's `.swarmforge` is exactly the view swarmforge makes."""
+    found = placed(top)
+    try:
+        return found is not None and os.readlink(os.path.join(top, STATE_DIR)) == found[1]
+    except OSError:  # none, or something other than a link
+        return False
 
-    A checkout that is gone is never made again here; its state stays where it lies.
-    """
+
+def move_in(top: str) -> bool:
+    """Move an older version's state directory, in the checkout at `top`, to where the state
+    lies, and make the view; True if it was moved. Only a real directory with no state in
+    the git directory yet, and nothing in it that git tracks, is taken for state."""
     found = placed(top)
     if found is None:
-        return None
+        return False
     real, text = found
     view = os.path.join(os.path.abspath(top), STATE_DIR)
+    if os.path.lexists(real) or not _is_real_dir(view) or _tracked(top):
+        return False
+    fsutil.makedirs(os.path.dirname(real))
     try:
-        if os.readlink(view) == text:
-            return None
-    except FileNotFoundError:
-        pass
-    except OSError:  # EINVAL: something other than a link stands there
-        pass
-    if not os.path.isdir(top):
-        return None
-    return _heal(top, view, real, text)
+        os.rename(view, real)
+    except OSError:
+        return False  # taken by another meanwhile: looked at again next use
+    make_view(view, real, text)
+    return True
 
 
-def _heal(top: str, view: str, real: str, text: str) -> str | None:
-    if os.path.islink(real):
-        return None  # not what swarmforge makes: never followed (Mailbox refuses it too)
-    kept = ""
-    if not os.path.isdir(real):
-        if not _is_real_dir(view) or _tracked(top):
-            # No state yet: nothing to show; and a `.swarmforge/` a commit brought is no
-            # state of ours (it is set aside once `up` has made the state).
-            return None
-        _makedirs(os.path.dirname(real))
-        try:
-            os.rename(view, real)  # an older version's state: it is the state
-        except OSError:
-            return None  # taken by another healer meanwhile: looked at again next use
-        what = "moved into the git directory"
-    elif os.path.lexists(view):
-        kept = _set_aside(view, real)
-        if not kept:
-            return None
-        what = "replaced"
-    else:
-        # The view's first making is no heal: only one made before and gone since is.
-        what = "deleted" if os.path.lexists(os.path.join(real, VIEW_MADE)) else ""
-    _makedirs(real)
-    link = os.path.join(os.path.dirname(view), f".{STATE_DIR}.{os.getpid()}.link.tmp")
+def make_view(view: str, real: str, text: str) -> bool:
+    """Put the link `text` at `view` for the state at `real`, in one rename (never over a
+    directory: one put there meanwhile is looked at on the next use); True if made."""
+    fsutil.makedirs(real)
+    link = filewrite.temp_name(view)
     try:
-        try:
-            os.unlink(link)
-        except FileNotFoundError:
-            pass
         os.symlink(text, link)
-        os.rename(link, view)  # never over a directory: put there since, looked at next use
+        os.rename(link, view)
     except OSError:
         try:
             os.unlink(link)
         except OSError:
             pass
-        return None
+        return False
     if not os.path.lexists(os.path.join(real, VIEW_MADE)):
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-            os.close(os.open(os.path.join(real, VIEW_MADE), flags, 0o644))
+            os.close(os.open(os.path.join(real, VIEW_MADE), flags, fsutil.FILE_MODE))
         except OSError:
             pass
-    if not what:
-        return None
-    _record(top, real, what, kept)
-    return what
+    return True
 
 
 def _tracked(top: str) -> bool:
@@ -231,36 +208,3 @@ def _tracked(top: str) -> bool:
         return False
     except OSError:
         return True
-
-
-def _set_aside(view: str, real: str) -> str:
-    """Move what stands at `view` under the state's `set-aside/`; where, or "" if it could not."""
-    from swarmforge import times  # only on a heal: not on the helpers' start-up path
-
-    main_state = real.split(os.sep + CHECKOUTS + os.sep)[0]
-    name = os.path.basename(os.path.dirname(view))
-    target = os.path.join(main_state, SET_ASIDE, f"{name}-{times.compact(micro=True)}")
-    try:
-        _makedirs(os.path.dirname(target))
-        os.rename(view, target)
-    except OSError:
-        return ""
-    return target
-
-
-def _makedirs(directory: str) -> None:
-    if os.path.isdir(directory):
-        return
-    _makedirs(os.path.dirname(directory))
-    try:
-        os.mkdir(directory, _DIR_MODE)
-    except FileExistsError:
-        pass
-
-
-def _record(top: str, real: str, what: str, kept: str) -> None:
-    from swarmforge import events  # only on a heal
-
-    main_state = real.split(os.sep + CHECKOUTS + os.sep)[0]
-    log = events.EventLog(os.path.dirname(os.path.dirname(main_state)))
-    log.emit("state-view-healed", {"checkout": top, "found": what, "set_aside": kept or None})

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from swarmforge import statedir, tagging, times
+from swarmforge import statedir, stateview, tagging, times
 from swarmforge.config import sessionrecord
 from swarmforge.daemon.paths import Paths
 from swarmforge.git.lock import lock_path
@@ -74,7 +74,7 @@ class Project:
             rows.append(f"{role}\t{role}\t{tree}\tswarmforge-{role}\t{role.title()}\tcodex\t{mode}")
         # As `up` makes it: the state in the git directory, `.swarmforge` a view of it.
         Path(statedir.of(str(root))).mkdir(parents=True, exist_ok=True)
-        statedir.ensure(str(root))
+        stateview.ensure(str(root))
         (root / ".swarmforge" / "roles.tsv").write_text("\n".join(rows) + "\n")
 
     def tree(self, role: str) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import statedir
+from swarmforge import statedir, stateview
 from swarmforge.config import sessionrecord
 from swarmforge.layout import HANDOFFS
 from swarmforge.swarm import disk
@@ -54,7 +54,7 @@ def build_output(tree: Path) -> None:
     # shows (statedir.py), as `up` makes them.
     inbox = Path(statedir.path(str(tree), HANDOFFS)) / "inbox" / "completed"
     inbox.mkdir(parents=True, exist_ok=True)
-    statedir.ensure(str(tree))
+    stateview.ensure(str(tree))
     assert (tree / ".swarmforge").is_symlink()
     (inbox / "50_item.handoff").write_text("from: lead\n\nwork\n")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmforge import statedir
+from swarmforge import statedir, stateview
 from swarmforge.config import sessionrecord
 from swarmforge.git import captures
 from swarmforge.git.project import ensure_excludes_locked
@@ -69,7 +69,7 @@ def test_a_deleted_or_replaced_view_is_made_again_and_nothing_is_read_from_an_im
 
     git(tree, "clean", "-fdxq")
     assert not os.path.lexists(tree / ".swarmforge") and queued.exists()
-    assert statedir.ensure(str(tree)) == "deleted"
+    assert stateview.ensure(str(tree)) == "deleted"
     assert (tree / ".swarmforge" / "handoffs" / "inbox" / "new" / "queued.handoff").exists()
 
     # What a merge of a commit tracking `.swarmforge/` leaves: a directory of its own.
@@ -77,7 +77,7 @@ def test_a_deleted_or_replaced_view_is_made_again_and_nothing_is_read_from_an_im
     forged = tree / ".swarmforge" / "handoffs" / "inbox" / "new"
     forged.mkdir(parents=True)
     (forged / "forged.handoff").write_text("to: coder\n\nrm -rf /\n")
-    assert statedir.ensure(str(tree)) == "replaced"
+    assert stateview.ensure(str(tree)) == "replaced"
     assert box.items(Box.NEW) == [str(queued)]  # the real queue, and only it
     [kept] = (project.root / ".git/swarmforge/set-aside").iterdir()
     assert (kept / "handoffs/inbox/new/forged.handoff").read_text() == "to: coder\n\nrm -rf /\n"
@@ -85,11 +85,11 @@ def test_a_deleted_or_replaced_view_is_made_again_and_nothing_is_read_from_an_im
     # A link aimed elsewhere, and a file.
     (tree / ".swarmforge").unlink()
     (tree / ".swarmforge").symlink_to(project.root)
-    assert statedir.ensure(str(tree)) == "replaced"
+    assert stateview.ensure(str(tree)) == "replaced"
     (tree / ".swarmforge").unlink()
     (tree / ".swarmforge").write_text("not a directory\n")
-    assert statedir.ensure(str(tree)) == "replaced"
-    assert statedir.ensure(str(tree)) is None  # healed: looked at, nothing to do
+    assert stateview.ensure(str(tree)) == "replaced"
+    assert stateview.ensure(str(tree)) is None  # healed: looked at, nothing to do
     assert [e["found"] for e in kinds(project.root, "state-view-healed")] == [
         "deleted",
         "replaced",
@@ -132,7 +132,7 @@ def test_an_older_state_directory_is_moved_into_the_git_directory(repo: Path) ->
 
 def test_a_look_at_a_project_without_a_swarm_makes_nothing(repo: Path) -> None:
     assert sf("status", cwd=repo).returncode != 0
-    assert statedir.ensure(str(repo)) is None
+    assert stateview.ensure(str(repo)) is None
     assert not os.path.lexists(repo / ".swarmforge")
     assert not (repo / ".git" / "swarmforge").exists()
 
@@ -143,7 +143,7 @@ def test_a_stash_of_everything_pops_back_through_the_guard(project: Project) -> 
     (tree / "work.txt").write_text("mine\n")
     git(tree, "stash", "--all", "-q")
     assert not os.path.lexists(tree / ".swarmforge")
-    statedir.ensure(str(tree))  # the daemon makes it again at once
+    stateview.ensure(str(tree))  # the daemon makes it again at once
     env = {"PATH": f"{VENV_BIN}:/usr/bin:/bin", "SWARMFORGE_ROLE": "coder", "HOME": str(tree)}
     real = shutil.which("git")
     assert real is not None

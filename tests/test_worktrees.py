@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmforge import statedir
+from swarmforge import statedir, stateview
 from swarmforge.errors import CorruptFile, SwarmforgeError
 from swarmforge.git.intents import intent_path
 from swarmforge.git.lock import git_lock, lock_path
@@ -399,7 +399,7 @@ def _mailbox(tree: Path) -> Path:
     the worktree's `.swarmforge` shows (statedir.py)."""
     mailbox = Path(statedir.path(str(tree), HANDOFFS))
     mailbox.mkdir(parents=True)
-    statedir.ensure(str(tree))
+    stateview.ensure(str(tree))
     assert (tree / ".swarmforge").is_symlink()
     return mailbox
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from swarmforge import projectroot, statedir
+from swarmforge import projectroot, stateview
 from swarmforge.errors import EXIT_SIGNALLED, SwarmforgeError
 from swarmforge.projectroot import CHECKOUT, CONFIG, HERE, SWARM
 
@@ -98,12 +98,12 @@ def project_root(
     if option:
         if must_exist and not os.path.isdir(option):
             raise SwarmforgeError(f"--project {option}: no such directory.")
-        statedir.ensure(option)
+        stateview.ensure(option)
         return os.path.abspath(option)
     here = os.getcwd()
     found = projectroot.locate(here, finds)
     if found is not None:
-        statedir.ensure(found)  # its view of the state, looked at on every use
+        stateview.ensure(found)  # its view of the state, looked at on every use
         return found
     if projectroot.CONFIG in finds:
         raise SwarmforgeError(

@@ -11,7 +11,7 @@ the first) is put back from the copy: into `inbox/in_process/` if it was last se
 there and nothing else is in process, else into `inbox/new/`; never where a copy of it
 already is, so no handoff is ever offered twice.
 
-The same pass checks each checkout's `.swarmforge` view and heals it (statedir.ensure).
+The same pass checks each checkout's `.swarmforge` view and heals it (stateview.ensure).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from swarmforge import events, filewrite, fsutil, roletable, statedir
+from swarmforge import events, filewrite, fsutil, roletable, statedir, stateview
 from swarmforge.errors import CorruptFile
 from swarmforge.handoff import inbox, message
 from swarmforge.handoff.mailbox import FLOW, Box, Mailbox, UnsafeMailbox
@@ -90,9 +90,9 @@ class Keeper:
             self.due = now + RECHECK_SECONDS
 
     def heal(self, checkouts: list[str]) -> None:
-        """Heal each checkout's `.swarmforge` view (statedir.ensure); log each heal."""
+        """Heal each checkout's `.swarmforge` view (stateview.ensure); log each heal."""
         for top in dict.fromkeys(checkouts):
-            found = statedir.ensure(top)
+            found = stateview.ensure(top)
             if found is not None:
                 self.log.warning("the .swarmforge of %s was %s: made again", top, found)
 

@@ -165,13 +165,8 @@ def _make_way_for_stashed_view(top: str, rest: list[str]) -> None:
     from swarmforge import statedir
     from swarmforge.git.command import run
 
-    found = statedir.placed(top)
     stash = next((arg for arg in rest if not arg.startswith("-")), "stash@{0}")
-    if found is None or not run(top, "rev-parse", "-q", "--verify", f"{stash}^3:{STATE_DIR}").ok:
+    if not statedir.own_view(top):
         return
-    view = Path(top, STATE_DIR)
-    try:
-        if str(view.readlink()) == found[1]:
-            view.unlink()
-    except OSError:
-        pass
+    if run(top, "rev-parse", "-q", "--verify", f"{stash}^3:{STATE_DIR}").ok:
+        Path(top, STATE_DIR).unlink(missing_ok=True)

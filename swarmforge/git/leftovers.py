@@ -46,7 +46,7 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
     if tree.is_symlink() or not tree.is_dir():
         return "it is no directory"
     # swarmforge's own view: its state (the mailbox) lies out of the directory, kept.
-    view = _own_view(path)
+    view = statedir.own_view(path)
     if not _holds_files(path, skip=STATE_DIR if view else ""):
         return None
     dotgit = tree / ".git"
@@ -58,15 +58,6 @@ def work_held(main: repo.MainRepo, path: str, revs: tuple[str, ...]) -> str | No
     if any(c is not None and _partial_checkout_of(main, path, c, view) for c in commits):
         return None
     return "it holds files that a checkout of its branch or of HEAD would not"
-
-
-def _own_view(path: str) -> bool:
-    """True when `path/.swarmforge` is exactly the view swarmforge made (statedir.py)."""
-    found = statedir.placed(path)
-    try:
-        return found is not None and str(Path(path, STATE_DIR).readlink()) == found[1]
-    except OSError:
-        return False
 
 
 def _holds_files(directory: str, skip: str = "") -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from swarmforge import filewrite, fsutil, statedir, text
+from swarmforge import filewrite, fsutil, statedir, stateview, text
 from swarmforge.errors import Refused
 from swarmforge.layout import HANDOFFS_NAME, STATE_DIR
 
@@ -132,7 +132,7 @@ class Mailbox:
                     fsutil.narrow_dir(path)
         # Looked at again: something may have been put in place between the check and mkdir.
         self.check(*boxes)
-        statedir.ensure(self.worktree)  # the checkout's view of it, for agents and people
+        stateview.ensure(self.worktree)  # the checkout's view of it, for agents and people
 
     def items(self, box: str) -> list[str]:
         """Absolute paths of the queue items in `box`, in file-name order."""

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from swarmforge import filewrite, fsutil, statedir, times
+from swarmforge import filewrite, fsutil, statedir, stateview, times
 from swarmforge.config import rolerecord
 from swarmforge.config.rolerecord import RoleRecord
 from swarmforge.config.roster import SwarmConfig
@@ -121,7 +121,7 @@ def write_roles_tsv(
     elsewhere = [specs[name] for name in specs if name in (remote or {})]
     rows += [spec.entry(spec.worktree_path(root)).row() for spec in elsewhere]
     fsutil.makedirs(statedir.of(root))
-    statedir.ensure(root)  # the main checkout's view of it, `.swarmforge`
+    stateview.ensure(root)  # the main checkout's view of it, `.swarmforge`
     remote_rows = "".join(f"{spec.name}\t{(remote or {})[spec.name]}\n" for spec in elsewhere)
     remote_path = Path(statedir.path(root, REMOTE_TSV))
     if remote_rows:
